@@ -1,0 +1,14 @@
+"""elman's Keras layers and models (no file I/O, no tokenizing, no printing).
+
+Importing a submodule registers its classes for safe-mode loading; `import_all()`
+imports every one of them.
+"""
+
+import importlib
+import pkgutil
+
+
+def import_all():
+    """Imports every module of the package so all layers are registered."""
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")

@@ -1,0 +1,95 @@
+"""Sentiment classifier: embedding → recurrent encoder → pooling → dense → softmax."""
+
+import keras
+
+from models.encoders import RecurrentEncoder
+from models.masked_pooling import MaskedPooling
+
+
+@keras.saving.register_keras_serializable(package="elman")
+class SentimentClassifier(keras.Model):
+    """A text classifier over token ids (0 = padding), binary or multi-class.
+
+    Args:
+        vocabulary_size: int, number of token ids (padding and OOV included).
+        num_classes: int, number of classes (2 or more).
+        embedding_dim: int, embedding size. Default 128.
+        cell: str, "lstm", "gru" or "rnn". Default "lstm".
+        units: int, recurrent units per direction. Default 64.
+        num_layers: int, stacked recurrent layers. Default 1.
+        bidirectional: bool, bidirectional recurrent layers. Default True.
+        dropout: float, dropout between recurrent layers. Default 0.2.
+        merge_mode: str, how directions merge. Default "concat".
+        pooling: str, "last" (final states), "max" or "mean" over positions. Default "last".
+        hidden: int, dense layer before the softmax (0 for none). Default 64.
+        head_dropout: float, dropout before the softmax. Default 0.3.
+        embeddings_initializer: initializer for the embedding. Default "uniform".
+        embedding_trainable: bool, fine-tune the embedding. Default True.
+
+    Example:
+    >>> model = SentimentClassifier(vocabulary_size=100, num_classes=2, units=8)
+    >>> model(keras.ops.ones((3, 5), dtype="int32")).shape
+    (3, 2)
+    """
+
+    def __init__(self, vocabulary_size, num_classes, embedding_dim=128, cell="lstm", units=64,
+                 num_layers=1, bidirectional=True, dropout=0.2, merge_mode="concat",
+                 pooling="last", hidden=64, head_dropout=0.3,
+                 embeddings_initializer="uniform", embedding_trainable=True, **kwargs):
+        if num_classes < 2:
+            raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
+        if pooling not in ("last", "max", "mean"):
+            raise ValueError("Expected pooling to be one of {'last', 'max', 'mean'}. "
+                             f"Received: pooling={pooling!r}")
+        ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
+        x = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True,
+                                   embeddings_initializer=embeddings_initializer,
+                                   trainable=embedding_trainable, name="embedding")(ids)
+        encoder = RecurrentEncoder(cell=cell, units=units, num_layers=num_layers,
+                                   bidirectional=bidirectional, dropout=dropout,
+                                   merge_mode=merge_mode, return_sequences=pooling != "last",
+                                   name="encoder")
+        x = encoder(x)
+        if pooling != "last":
+            x = MaskedPooling(pooling, name="pooling")(x)
+        if hidden:
+            x = keras.layers.Dense(hidden, activation="relu", name="hidden")(x)
+        if head_dropout:
+            x = keras.layers.Dropout(head_dropout, name="head_dropout")(x)
+        probs = keras.layers.Dense(num_classes, activation="softmax", dtype="float32",
+                                   name="probabilities")(x)
+        super().__init__(inputs=ids, outputs=probs, **kwargs)
+        self.vocabulary_size = vocabulary_size
+        self.num_classes = num_classes
+        self.embedding_dim = embedding_dim
+        self.cell = cell
+        self.units = units
+        self.num_layers = num_layers
+        self.bidirectional = bidirectional
+        self.dropout = dropout
+        self.merge_mode = merge_mode
+        self.pooling = pooling
+        self.hidden = hidden
+        self.head_dropout = head_dropout
+        self.embeddings_initializer = keras.initializers.serialize(
+            keras.initializers.get(embeddings_initializer))
+        self.embedding_trainable = embedding_trainable
+
+    def get_config(self):
+        return {
+            "name": self.name, "trainable": self.trainable,
+            "vocabulary_size": self.vocabulary_size, "num_classes": self.num_classes,
+            "embedding_dim": self.embedding_dim, "cell": self.cell, "units": self.units,
+            "num_layers": self.num_layers, "bidirectional": self.bidirectional,
+            "dropout": self.dropout, "merge_mode": self.merge_mode, "pooling": self.pooling,
+            "hidden": self.hidden, "head_dropout": self.head_dropout,
+            "embeddings_initializer": self.embeddings_initializer,
+            "embedding_trainable": self.embedding_trainable,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["embeddings_initializer"] = keras.initializers.deserialize(
+            config["embeddings_initializer"])
+        return cls(**config)

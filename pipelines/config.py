@@ -1,0 +1,267 @@
+"""Typed, frozen run configurations: TOML presets, `--set key=value` overrides, saved as TOML.
+
+Every task's configuration is a frozen dataclass built from shared sections (data,
+tokenizer, embedding, encoder, train) plus the task's own head section. A preset TOML
+file under `pipelines/configs/` sets only what differs from the defaults.
+"""
+
+import dataclasses
+import json
+import tomllib
+import typing
+from pathlib import Path
+
+from pipelines.errors import UserError
+
+CONFIG_DIR = Path(__file__).parent / "configs"
+
+
+@dataclasses.dataclass(frozen=True)
+class DataConfig:
+    """Where the examples come from and how to read them."""
+
+    train: str = ""  # training file, or hub:NAME for a Hugging Face dataset
+    validation: str = ""  # validation file; empty: carve `validation_fraction` off train
+    test: str = ""  # test file; empty: no test split (the report uses validation)
+    format: str = "auto"  # auto (from the extension), csv, tsv, jsonl, parquet, labeled-lines
+    text_column: str = "text"  # column holding the input text
+    label_column: str = "label"  # column holding the class label
+    validation_fraction: float = 0.1  # share of train held out when no validation file
+    skip_bad_rows: bool = False  # skip (and count and list) malformed rows instead of failing
+    hub_config: str = ""  # configuration name of a hub dataset
+    hub_train_split: str = "train"  # hub split used for training
+    hub_validation_split: str = "validation"  # hub split used for validation ("" to carve)
+    hub_test_split: str = "test"  # hub split used for testing ("" for none)
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenizerConfig:
+    """How raw text becomes token ids (the tokenizer is saved inside the model)."""
+
+    level: str = "cjk"  # cjk: Han characters one by one, Latin words whole; word; char
+    lowercase: bool = True  # lower-case before splitting
+    punctuation: str = "split"  # split: punctuation marks are tokens; strip: removed; keep
+    max_tokens: int = 20000  # vocabulary cap, including padding and OOV
+    min_count: int = 1  # tokens seen fewer times in train map to OOV
+    max_length: int = 200  # longest token sequence the model sees
+    truncation: str = "post"  # post: keep the first max_length tokens; pre: keep the last
+
+
+@dataclasses.dataclass(frozen=True)
+class EmbeddingConfig:
+    """Token embedding."""
+
+    dim: int = 128  # embedding size (a pretrained file must match it)
+    pretrained: str = ""  # word2vec/GloVe text file; empty: random initialisation
+    trainable: bool = True  # fine-tune the embedding during training
+
+
+@dataclasses.dataclass(frozen=True)
+class EncoderConfig:
+    """The recurrent encoder (models.encoders.RecurrentEncoder)."""
+
+    cell: str = "lstm"  # lstm, gru or rnn
+    units: int = 64  # units per direction
+    num_layers: int = 1  # stacked recurrent layers
+    bidirectional: bool = True  # read left-to-right and right-to-left
+    dropout: float = 0.2  # dropout between layers (keeps cuDNN eligibility)
+    merge_mode: str = "concat"  # how the two directions combine
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation, stopping and reproducibility."""
+
+    epochs: int = 10  # maximum number of epochs
+    batch_size: int = 32  # global batch size (split across replicas)
+    learning_rate: float = 0.002  # Adam learning rate
+    clipnorm: float = 1.0  # gradient clipping by global norm; 0 disables it
+    patience: int = 3  # early stopping: epochs without validation improvement
+    monitor: str = "val_loss"  # the quantity early stopping and the best checkpoint watch
+    seed: int = 1234  # seeds Python, NumPy and TensorFlow; op determinism is enabled
+    bucketing: bool = True  # batch examples of similar length together
+    shuffle_buffer: int = 10000  # shuffle buffer size
+    strategy: str = "default"  # default, mirrored or multi-worker
+    mixed_precision: str = "none"  # none, float16 or bfloat16
+    threads: int = 0  # CPU intra-op threads; 0: one per core
+
+
+@dataclasses.dataclass(frozen=True)
+class SentimentHeadConfig:
+    """The sentiment classifier's head."""
+
+    pooling: str = "last"  # last (final states), max or mean over positions
+    hidden: int = 64  # dense layer size before the softmax; 0 for none
+    dropout: float = 0.3  # dropout before the softmax
+
+
+@dataclasses.dataclass(frozen=True)
+class SentimentConfig:
+    """Everything a sentiment run needs."""
+
+    task: str = "sentiment"  # the task name
+    data: DataConfig = DataConfig()
+    tokenizer: TokenizerConfig = TokenizerConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    encoder: EncoderConfig = EncoderConfig()
+    head: SentimentHeadConfig = SentimentHeadConfig()
+    train: TrainConfig = TrainConfig()
+
+
+CONFIG_CLASSES = {"sentiment": SentimentConfig}
+
+_CHOICES = {
+    "tokenizer.level": ("cjk", "word", "char"),
+    "tokenizer.punctuation": ("split", "strip", "keep"),
+    "tokenizer.truncation": ("post", "pre"),
+    "encoder.cell": ("lstm", "gru", "rnn"),
+    "encoder.merge_mode": ("concat", "sum", "mul", "ave"),
+    "head.pooling": ("last", "max", "mean"),
+    "train.strategy": ("default", "mirrored", "multi-worker"),
+    "train.mixed_precision": ("none", "float16", "bfloat16"),
+    "data.format": ("auto", "csv", "tsv", "jsonl", "parquet", "labeled-lines"),
+}
+
+
+def register(task, cls, choices=None):
+    """Registers a task's config class (and the allowed values of its string fields)."""
+    CONFIG_CLASSES[task] = cls
+    _CHOICES.update(choices or {})
+
+
+def _coerce(value, typ, key, source):
+    if dataclasses.is_dataclass(typ):
+        if not isinstance(value, dict):
+            raise UserError(f"'{key}' must be a table of settings, got {value!r}", path=source)
+        return _from_dict(typ, value, source, prefix=key + ".")
+    if typ is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+    elif typ is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif typ is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif typ is str:
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return str(value)
+    raise UserError(
+        f"'{key}' expects a {typ.__name__}, got {value!r}", path=source
+    )
+
+
+def _from_dict(cls, values, source=None, prefix=""):
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for key, value in values.items():
+        if key not in names:
+            raise UserError(
+                f"unknown setting '{prefix}{key}'; known settings here: "
+                + ", ".join(prefix + n for n in sorted(names)),
+                path=source,
+            )
+        kwargs[key] = _coerce(value, hints[key], prefix + key, source)
+        allowed = _CHOICES.get(prefix + key)
+        if allowed and kwargs[key] not in allowed:
+            raise UserError(
+                f"'{prefix}{key}' must be one of {', '.join(allowed)}; got {kwargs[key]!r}",
+                path=source,
+            )
+    return cls(**kwargs)
+
+
+def to_dict(config):
+    """Returns the config as nested plain dicts."""
+    return dataclasses.asdict(config)
+
+
+def _deep_merge(base, extra):
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _parse_value(text):
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _read_toml(path):
+    path = Path(path)
+    if not path.is_file():
+        raise UserError("config file not found", path=path)
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise UserError("config file is not valid UTF-8", path=path) from None
+    except tomllib.TOMLDecodeError as err:
+        raise UserError(f"not valid TOML: {err}", path=path) from None
+
+
+def preset_path(task, preset="default"):
+    """Returns the TOML file of a task's preset (e.g. 'sentiment', 'sst2')."""
+    name = task if preset in ("", "default") else f"{task}-{preset}"
+    return CONFIG_DIR / f"{name}.toml"
+
+
+def load_config(task, config_file=None, overrides=(), extra=None):
+    """Builds a task's config: defaults ← preset or `config_file` ← `extra` ← `overrides`.
+
+    Args:
+        task: str, a registered task name.
+        config_file: str or None, a TOML file; None uses the task's default preset.
+        overrides: iterable of "section.key=value" strings (values parsed as TOML,
+            falling back to plain strings).
+        extra: dict or None, nested settings applied before the overrides (used for
+            command-line flags such as --data).
+
+    Returns:
+        The frozen config dataclass of the task.
+    """
+    if task not in CONFIG_CLASSES:
+        raise UserError(f"unknown task '{task}'; expected one of {', '.join(CONFIG_CLASSES)}")
+    cls = CONFIG_CLASSES[task]
+    source = Path(config_file) if config_file else preset_path(task)
+    values = _read_toml(source) if (config_file or source.is_file()) else {}
+    values.pop("preset", None)
+    if values.get("task", task) != task:
+        raise UserError(f"this config is for task '{values['task']}', not '{task}'", path=source)
+    values = _deep_merge(values, extra or {})
+    config = _from_dict(cls, values, source)
+    for item in overrides:
+        if "=" not in item:
+            raise UserError(f"--set expects key=value, got {item!r}")
+        key, raw = item.split("=", 1)
+        parts = key.strip().split(".")
+        nested = _parse_value(raw.strip())
+        for part in reversed(parts):
+            nested = {part: nested}
+        config = _from_dict(cls, _deep_merge(to_dict(config), nested), "--set")
+    return config
+
+
+def config_from_dict(task, values):
+    """Rebuilds a saved config (e.g. a run folder's config.json)."""
+    return _from_dict(CONFIG_CLASSES[task], values)
+
+
+def dumps_toml(config):
+    """Serialises a config as TOML (sections as tables)."""
+    flat, tables = [], []
+    for key, value in to_dict(config).items():
+        if isinstance(value, dict):
+            lines = [f"[{key}]"] + [f"{k} = {json.dumps(v)}" for k, v in value.items()]
+            tables.append("\n".join(lines))
+        else:
+            flat.append(f"{key} = {json.dumps(value)}")
+    return "\n".join(flat) + "\n\n" + "\n\n".join(tables) + "\n"

@@ -1,0 +1,378 @@
+"""The data stage: read labelled text from local files or the Hugging Face hub, validated.
+
+Every example keeps where it came from ("file:line"), malformed rows raise a
+`UserError` naming the file and line (or are skipped, counted and listed when the
+user asks for it), and nothing is dropped silently.
+"""
+
+import csv
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import random
+from pathlib import Path
+
+from pipelines.errors import UserError
+
+_EXTENSIONS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+    ".txt": "labeled-lines",
+}
+
+
+@dataclasses.dataclass
+class Example:
+    """One labelled text and where it came from."""
+
+    text: str
+    label: str
+    where: str
+
+
+@dataclasses.dataclass
+class Split:
+    """A list of examples plus the bookkeeping the report shows."""
+
+    name: str
+    examples: list
+    source: str  # file path, "hub:NAME[split]" or "carved from train"
+    sha256: str = ""
+    skipped: list = dataclasses.field(default_factory=list)  # [(where, reason)]
+
+    @property
+    def texts(self):
+        return [e.text for e in self.examples]
+
+    @property
+    def labels(self):
+        return [e.label for e in self.examples]
+
+
+def sha256_of(path):
+    """Returns the hex SHA-256 of a file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_text_file(path):
+    """Reads a UTF-8 file; a missing, empty or non-UTF-8 file is a UserError."""
+    path = Path(path)
+    if not path.exists():
+        raise UserError("file not found", path=path)
+    if not path.is_file():
+        raise UserError("expected a file, found a folder", path=path)
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise UserError(
+            f"not valid UTF-8 (byte 0x{raw[err.start]:02x} at offset {err.start}); "
+            "save the file as UTF-8",
+            path=path,
+            line=line,
+        ) from None
+    if not text.strip():
+        raise UserError("file is empty; expected at least one example", path=path)
+    return text
+
+
+def detect_format(path, fmt="auto"):
+    """Returns the file format name from the extension when `fmt` is "auto"."""
+    if fmt != "auto":
+        return fmt
+    suffix = Path(path).suffix.lower()
+    if suffix not in _EXTENSIONS:
+        raise UserError(
+            f"cannot tell the format from the extension '{suffix}'; expected one of "
+            f"{', '.join(sorted(_EXTENSIONS))} or set data.format",
+            path=path,
+        )
+    return _EXTENSIONS[suffix]
+
+
+class _Rows:
+    """Collects rows and bad rows while reading one file."""
+
+    def __init__(self, path, skip_bad_rows):
+        self.path = str(path)
+        self.skip_bad_rows = skip_bad_rows
+        self.examples = []
+        self.skipped = []
+
+    def bad(self, line, reason):
+        if not self.skip_bad_rows:
+            raise UserError(reason + " (use --skip-bad-rows to skip such rows)",
+                            path=self.path, line=line)
+        self.skipped.append((f"{self.path}:{line}", reason))
+
+    def add(self, line, text, label):
+        if text is None or not str(text).strip():
+            return self.bad(line, "empty text")
+        if label is None or not str(label).strip():
+            return self.bad(line, "missing label")
+        self.examples.append(Example(str(text).strip(), str(label).strip(), f"{self.path}:{line}"))
+
+
+def _check_columns(path, available, text_column, label_column):
+    for role, column in (("text", text_column), ("label", label_column)):
+        if column not in available:
+            raise UserError(
+                f"unknown {role} column '{column}'; the file has columns: "
+                + ", ".join(map(str, available))
+                + f" (choose one with --{role}-column)",
+                path=path,
+                line=1,
+            )
+
+
+def _read_delimited(rows, text, delimiter, text_column, label_column):
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error) as err:
+        raise UserError(f"cannot read the header: {err}", path=rows.path, line=1) from None
+    header = [h.strip() for h in header]
+    _check_columns(rows.path, header, text_column, label_column)
+    ti, li = header.index(text_column), header.index(label_column)
+    line = reader.line_num
+    while True:
+        start = line + 1
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as err:
+            raise UserError(f"malformed row: {err}", path=rows.path, line=start) from None
+        line = reader.line_num
+        if not record or all(not f.strip() for f in record):
+            continue  # a blank line is not a row
+        if len(record) != len(header):
+            rows.bad(start, f"expected {len(header)} fields ({', '.join(header)}), "
+                            f"found {len(record)}")
+            continue
+        rows.add(start, record[ti], record[li])
+    return rows
+
+
+def _read_jsonl(rows, text, text_column, label_column):
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            rows.bad(number, f"not valid JSON: {err.msg}")
+            continue
+        if not isinstance(record, dict):
+            rows.bad(number, "expected a JSON object per line")
+            continue
+        if not rows.examples and not rows.skipped:
+            _check_columns(rows.path, list(record), text_column, label_column)
+        missing = [c for c in (text_column, label_column) if c not in record]
+        if missing:
+            rows.bad(number, f"missing field '{missing[0]}'")
+            continue
+        rows.add(number, record[text_column], record[label_column])
+    return rows
+
+
+def _read_labeled_lines(rows, text):
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.strip().split(None, 1)
+        if len(parts) < 2:
+            rows.bad(number, "expected '<label> <text>'")
+            continue
+        rows.add(number, parts[1], parts[0])
+    return rows
+
+
+def _read_parquet(rows, path, text_column, label_column):
+    import pandas
+
+    try:
+        frame = pandas.read_parquet(path)
+    except Exception as err:  # pyarrow raises several types for a bad file
+        raise UserError(f"cannot read Parquet: {err}", path=path) from None
+    if frame.empty:
+        raise UserError("file is empty; expected at least one example", path=path)
+    _check_columns(path, list(frame.columns), text_column, label_column)
+    for number, (text, label) in enumerate(
+        zip(frame[text_column].tolist(), frame[label_column].tolist()), start=1
+    ):
+        if label is None or (isinstance(label, float) and label != label):
+            rows.bad(number, "missing label (row number counts data rows)")
+            continue
+        rows.add(number, text, label)
+    return rows
+
+
+def read_labeled_file(path, fmt="auto", text_column="text", label_column="label",
+                      skip_bad_rows=False, name="train"):
+    """Reads one file of labelled texts into a `Split`.
+
+    Args:
+        path: str or Path, a CSV, TSV, JSONL, Parquet or `<label> <text>` lines file.
+        fmt: str, the format or "auto" to use the extension. Default "auto".
+        text_column: str, the text column (ignored for labelled lines). Default "text".
+        label_column: str, the label column. Default "label".
+        skip_bad_rows: bool, skip malformed rows (counted) instead of failing. Default False.
+        name: str, the split name. Default "train".
+    """
+    path = Path(path)
+    fmt = detect_format(path, fmt)
+    rows = _Rows(path, skip_bad_rows)
+    if fmt == "parquet":
+        if not path.is_file():
+            raise UserError("file not found", path=path)
+        _read_parquet(rows, path, text_column, label_column)
+    else:
+        text = read_text_file(path)
+        if fmt in ("csv", "tsv"):
+            _read_delimited(rows, text, "," if fmt == "csv" else "\t", text_column, label_column)
+        elif fmt == "jsonl":
+            _read_jsonl(rows, text, text_column, label_column)
+        else:
+            _read_labeled_lines(rows, text)
+    if not rows.examples:
+        raise UserError("no usable examples in the file", path=path)
+    return Split(name, rows.examples, str(path), sha256_of(path), rows.skipped)
+
+
+def hub_offline():
+    """True when the Hugging Face hub cannot be reached (offline flags or no network)."""
+    if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1":
+        return True
+    import socket
+
+    try:
+        socket.create_connection(("huggingface.co", 443), timeout=2).close()
+        return False
+    except OSError:
+        return True
+
+
+def load_hub_splits(name, config, splits, text_column, label_column):
+    """Loads splits of a hub dataset as Splits; fails fast (no retries) when offline.
+
+    Args:
+        name: str, the dataset name on the hub (or a local dataset script/folder).
+        config: str, the configuration name ("" for none).
+        splits: dict of our split name → hub split name ("" to skip).
+        text_column, label_column: str, the columns to use.
+    """
+    import datasets
+
+    offline = hub_offline()
+    try:
+        if offline:
+            os.environ["HF_HUB_OFFLINE"] = "1"
+            os.environ["HF_DATASETS_OFFLINE"] = "1"
+        loaded = datasets.load_dataset(name, config or None)
+    except Exception as err:  # ConnectionError, FileNotFoundError, DatasetNotFoundError
+        hint = (" You are offline and it is not in the local cache." if offline else "")
+        raise UserError(
+            f"cannot load hub dataset '{name}': {type(err).__name__}.{hint} Use local files "
+            "instead: --data train.csv --validation valid.csv --test test.csv "
+            "(CSV/TSV/JSONL/Parquet or '<label> <text>' lines)"
+        ) from None
+    out = {}
+    for ours, theirs in splits.items():
+        if not theirs:
+            continue
+        if theirs not in loaded:
+            if ours == "train":
+                raise UserError(f"hub dataset '{name}' has no split '{theirs}'; "
+                                f"it has {', '.join(loaded)}")
+            continue
+        part = loaded[theirs]
+        _check_columns(f"hub:{name}[{theirs}]", part.column_names, text_column, label_column)
+        feature = part.features[label_column]
+        names = getattr(feature, "names", None)
+        rows = _Rows(f"hub:{name}[{theirs}]", False)
+        for i, record in enumerate(part, start=1):
+            label = record[label_column]
+            if names is not None and isinstance(label, int) and label >= 0:
+                label = names[label]
+            rows.add(i, record[text_column], label)
+        out[ours] = Split(ours, rows.examples, f"hub:{name}[{theirs}]", "")
+    return out
+
+
+def carve_validation(train, fraction, seed):
+    """Splits a stratified validation set off `train` with the seed; returns (train, val)."""
+    if not 0.0 < fraction < 1.0:
+        raise UserError(f"data.validation_fraction must be in (0, 1); got {fraction}")
+    by_label = {}
+    for i, example in enumerate(train.examples):
+        by_label.setdefault(example.label, []).append(i)
+    rng = random.Random(seed)
+    held = set()
+    for label in sorted(by_label):
+        indices = by_label[label]
+        rng.shuffle(indices)
+        count = int(round(len(indices) * fraction))
+        if len(indices) > 1:
+            count = min(max(count, 1), len(indices) - 1)
+        else:
+            count = 0
+        held.update(indices[:count])
+    if not held:
+        raise UserError("too few training examples to carve a validation split; "
+                        "give one with --validation", path=train.source)
+    keep = [e for i, e in enumerate(train.examples) if i not in held]
+    val = [e for i, e in enumerate(train.examples) if i in held]
+    new_train = dataclasses.replace(train, examples=keep)
+    return new_train, Split("validation", val, f"carved from {train.source}", "")
+
+
+def load_classification_splits(data, seed):
+    """Loads train/validation/test for a classification task from a DataConfig.
+
+    Returns:
+        dict with keys "train", "validation" and (when given) "test", each a Split.
+        Labels in validation/test that train never saw raise a UserError.
+    """
+    if not data.train:
+        raise UserError("no training data: give --data FILE (or hub:NAME) or set data.train")
+    if data.train.startswith("hub:"):
+        splits = load_hub_splits(
+            data.train[4:], data.hub_config,
+            {"train": data.hub_train_split, "validation": data.hub_validation_split,
+             "test": data.hub_test_split},
+            data.text_column, data.label_column,
+        )
+    else:
+        splits = {"train": read_labeled_file(data.train, data.format, data.text_column,
+                                             data.label_column, data.skip_bad_rows, "train")}
+    for name in ("validation", "test"):
+        path = getattr(data, name)
+        if path:
+            splits[name] = read_labeled_file(path, data.format, data.text_column,
+                                             data.label_column, data.skip_bad_rows, name)
+    if "validation" not in splits:
+        splits["train"], splits["validation"] = carve_validation(
+            splits["train"], data.validation_fraction, seed)
+    known = set(splits["train"].labels)
+    for name in ("validation", "test"):
+        if name in splits:
+            for example in splits[name].examples:
+                if example.label not in known:
+                    path, _, line = example.where.rpartition(":")
+                    raise UserError(
+                        f"label '{example.label}' never appears in the training data "
+                        f"(train labels: {', '.join(sorted(known))})",
+                        path=path, line=int(line) if line.isdigit() else None,
+                    )
+    return splits

@@ -1,0 +1,663 @@
+"""Decoders for `models.seq2seq_translator.Seq2SeqTranslator`: token ids in, token ids out.
+
+The production decoders are batched and compiled (`tf.function` + `tf.while_loop` +
+`TensorArray`), carry the recurrent state forward one step at a time through
+`model.decode_step` and keep a per-sentence "finished" flag:
+
+- `greedy_decode`: argmax at every step.
+- `beam_search_decode`: beam search with the GNMT length penalty; width 1 equals greedy.
+
+The others exist to be compared with them (`benchmark_decoders`) or as a test oracle;
+they never belong in a pipeline:
+
+- `per_sentence_predict_decode`: the common tutorial loop, one sentence at a time, one
+  `keras.Model.predict` call per step.
+- `eager_batched_decode`: the greedy loop of `greedy_decode` as a plain Python loop.
+- `reference_stepwise_decode`: unbatched, reruns the full teacher-forced model on the
+  growing prefix (an independent path: whole-sequence layers, no cells, no padding).
+
+Conventions shared by every decoder:
+
+- Output: int32 numpy array `[batch, T]`; each row holds the generated tokens (without
+  the start token), the end token when one was produced, then 0 (padding). T is the
+  longest row, so it is at most the largest cap.
+- The padding id 0 is never predicted (its score is excluded from the argmax / top-k),
+  so a 0 in the output always means "after the end".
+- Length cap per sentence (tokens generated, the end token included):
+  `ceil(max_len_ratio * source_length) + max_len_offset`, where source_length counts the
+  non-zero ids, then clipped to `max_len` when `max_len` is given. With
+  `max_len_ratio=None` the cap is `max_len` for every sentence. Caps are at least 1.
+"""
+
+import math
+import os
+import platform
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+_NEG = -1e9  # "minus infinity" for scores; finite so that sums never give NaN
+
+
+def _no_padding_row(vocab):
+    """Added to log-probabilities so that id 0 (padding) is never predicted."""
+    return tf.where(tf.range(vocab) == 0, _NEG, 0.0)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _as_source(source_ids):
+    source = np.asarray(source_ids)
+    if source.ndim != 2:
+        raise ValueError(
+            f"Expected source_ids to be 2-D [batch, source_len]. Received shape {source.shape}"
+        )
+    if source.size and not np.issubdtype(source.dtype, np.integer):
+        raise ValueError(f"Expected integer source_ids. Received dtype {source.dtype}")
+    return source.astype(np.int32)
+
+
+def _check_ids(model, start_id, end_id):
+    for name, value in (("start_id", start_id), ("end_id", end_id)):
+        if not isinstance(value, (int, np.integer)) or not 0 <= value < model.target_vocab_size:
+            raise ValueError(
+                f"Expected {name} to be an int in [0, {model.target_vocab_size}). "
+                f"Received: {name}={value!r}"
+            )
+
+
+def length_caps(source_ids, max_len=None, max_len_ratio=2.0, max_len_offset=5):
+    """Per-sentence limits on the number of generated tokens (the end token included).
+
+    Args:
+        source_ids: int array `[batch, source_len]`, 0 = padding.
+        max_len: int or None, global cap; None for none. Default None.
+        max_len_ratio: float or None, cap relative to each source length; None to use
+            `max_len` only. Default 2.0.
+        max_len_offset: int, added to the relative cap. Default 5.
+
+    Returns:
+        int32 numpy array `[batch]`, each `>= 1`.
+
+    Example:
+
+    >>> length_caps(np.array([[4, 5, 0], [6, 0, 0]]), max_len=6).tolist()
+    [6, 6]
+    """
+    source = _as_source(source_ids)
+    if max_len is not None and (not isinstance(max_len, (int, np.integer)) or max_len < 1):
+        raise ValueError(f"Expected max_len to be a positive int or None. Received: {max_len!r}")
+    if max_len_ratio is None:
+        if max_len is None:
+            raise ValueError("Expected max_len when max_len_ratio=None: nothing caps the length.")
+        return np.full([source.shape[0]], max_len, np.int32)
+    if not max_len_ratio > 0:
+        raise ValueError(f"Expected max_len_ratio > 0 or None. Received: {max_len_ratio!r}")
+    if not isinstance(max_len_offset, (int, np.integer)) or max_len_offset < 0:
+        raise ValueError(
+            f"Expected max_len_offset to be an int >= 0. Received: {max_len_offset!r}"
+        )
+    lengths = np.count_nonzero(source, axis=1).astype(np.float32)
+    caps = np.ceil(np.float32(max_len_ratio) * lengths).astype(np.int64) + max_len_offset
+    if max_len is not None:
+        caps = np.minimum(caps, max_len)
+    return np.maximum(caps, 1).astype(np.int32)
+
+
+def _functions(model):
+    """Per-model cache of compiled functions and wrapper models (not tracked by Keras)."""
+    cache = model.__dict__.get("_elman_decoders")
+    if cache is None:
+        cache = {}
+        object.__setattr__(model, "_elman_decoders", cache)
+    return cache
+
+
+def _pad_to(ids, width):
+    out = np.zeros([ids.shape[0], width], np.int32)
+    out[:, : ids.shape[1]] = ids
+    return out
+
+
+# ------------------------------------------------------------------------- greedy decode
+
+
+_SIGNATURE = [
+    tf.TensorSpec([None, None], tf.int32, name="source_ids"),
+    tf.TensorSpec([None], tf.int32, name="caps"),
+    tf.TensorSpec([], tf.int32, name="start_id"),
+    tf.TensorSpec([], tf.int32, name="end_id"),
+]
+
+
+def _greedy_function(model, return_attention=False):
+    """The compiled greedy loop for `model` (traced once per model and flag)."""
+    cache = _functions(model)
+    key = ("greedy", bool(return_attention))
+    if key in cache:
+        return cache[key]
+
+    @tf.function(input_signature=_SIGNATURE, autograph=False)
+    def greedy(source_ids, caps, start_id, end_id):
+        batch = tf.shape(source_ids)[0]
+        t_max = tf.reduce_max(caps)
+        enc_outputs, enc_mask, states = model.encode(source_ids, training=False)
+        tokens = tf.fill([batch], start_id)
+        finished = tf.zeros([batch], tf.bool)
+        ids_ta = tf.TensorArray(tf.int32, size=0, dynamic_size=True, element_shape=[None])
+        attn_ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+        no_padding = _no_padding_row(model.target_vocab_size)
+
+        def cond(step, tokens, states, finished, ids_ta, attn_ta):
+            return tf.logical_and(step < t_max, tf.logical_not(tf.reduce_all(finished)))
+
+        def body(step, tokens, states, finished, ids_ta, attn_ta):
+            log_probs, new_states, weights = model.decode_step(
+                tokens, states, enc_outputs, enc_mask
+            )
+            log_probs = tf.cast(log_probs, tf.float32) + no_padding
+            next_ids = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
+            next_ids = tf.where(finished, tf.zeros_like(next_ids), next_ids)
+            ids_ta = ids_ta.write(step, next_ids)
+            if return_attention:
+                weights = tf.cast(weights, tf.float32)
+                attn_ta = attn_ta.write(
+                    step, tf.where(finished[:, None], tf.zeros_like(weights), weights)
+                )
+            finished = finished | tf.equal(next_ids, end_id) | (step + 1 >= caps)
+            return step + 1, next_ids, new_states, finished, ids_ta, attn_ta
+
+        _, _, _, _, ids_ta, attn_ta = tf.while_loop(
+            cond, body, (tf.constant(0), tokens, states, finished, ids_ta, attn_ta)
+        )
+        ids = tf.transpose(ids_ta.stack())  # [B, T]
+        if return_attention:
+            return ids, tf.transpose(attn_ta.stack(), [1, 0, 2])  # [B, T, S]
+        return ids
+
+    cache[key] = greedy
+    return greedy
+
+
+def greedy_decode(
+    model,
+    source_ids,
+    start_id,
+    end_id,
+    max_len=None,
+    max_len_ratio=2.0,
+    max_len_offset=5,
+    return_attention=False,
+):
+    """Batched greedy decoding, compiled once per model (`tf.function` + `tf.while_loop`).
+
+    Feeds each sentence its own previous prediction, carries the decoder state, stops a
+    sentence at `end_id` or at its length cap (see the module docstring), pads after it,
+    and stops the loop when every sentence is finished. The function has an input
+    signature, so new batch sizes and lengths do not retrace it.
+
+    Args:
+        model: a built `Seq2SeqTranslator`.
+        source_ids: int array `[batch, source_len]`, 0 = padding.
+        start_id: int, the target start token.
+        end_id: int, the target end token.
+        max_len: int or None, global cap on generated tokens. Default None.
+        max_len_ratio: float or None, per-sentence cap relative to the source length.
+            Default 2.0.
+        max_len_offset: int, added to the relative cap. Default 5.
+        return_attention: bool, also return the attention weights `[batch, T, source_len]`
+            (0 after a sentence has finished); needs a model with attention. Default False.
+
+    Returns:
+        int32 array `[batch, T]`, or `(ids, attention_weights)` with `return_attention`.
+
+    Example:
+
+    >>> ids = greedy_decode(model, source_ids, start_id=2, end_id=3)
+    """
+    source = _as_source(source_ids)
+    _check_ids(model, start_id, end_id)
+    if return_attention and model.attention == "none":
+        raise ValueError("Expected a model with attention for return_attention=True.")
+    caps = length_caps(source, max_len, max_len_ratio, max_len_offset)
+    if source.shape[0] == 0:
+        empty = np.zeros([0, 0], np.int32)
+        return (empty, np.zeros([0, 0, source.shape[1]], np.float32)) if return_attention else empty
+    outputs = _greedy_function(model, return_attention)(
+        tf.constant(source), tf.constant(caps), tf.constant(start_id, tf.int32),
+        tf.constant(end_id, tf.int32),
+    )
+    if return_attention:
+        return outputs[0].numpy(), outputs[1].numpy()
+    return outputs.numpy()
+
+
+# ---------------------------------------------------------------------------- beam search
+
+
+def _beam_function(model, beam_width):
+    cache = _functions(model)
+    key = ("beam", beam_width)
+    if key in cache:
+        return cache[key]
+    k = beam_width
+    vocab = model.target_vocab_size
+
+    @tf.function(
+        input_signature=_SIGNATURE + [tf.TensorSpec([], tf.float32, name="length_penalty")],
+        autograph=False,
+    )
+    def beam(source_ids, caps, start_id, end_id, alpha):
+        batch = tf.shape(source_ids)[0]
+        t_max = tf.reduce_max(caps)
+        enc_outputs, enc_mask, states = model.encode(source_ids, training=False)
+
+        def tile(x):  # [B, ...] -> [B*K, ...], row b*K + j is beam j of sentence b
+            return tf.repeat(x, k, axis=0)
+
+        enc_outputs, enc_mask = tile(enc_outputs), tile(enc_mask)
+        states = tf.nest.map_structure(tile, states)
+        # Only beam 0 is alive at the start, so the first step expands one hypothesis.
+        scores = tf.tile(tf.constant([[0.0] + [_NEG] * (k - 1)]), [batch, 1])  # [B, K]
+        lengths = tf.zeros([batch, k], tf.int32)
+        finished = tf.zeros([batch, k], tf.bool)
+        seqs = tf.zeros([batch, k, t_max], tf.int32)
+        tokens = tf.fill([batch * k], start_id)
+        # A finished hypothesis can only be extended by padding, at no cost.
+        pad_row = tf.where(tf.range(vocab) == 0, 0.0, _NEG)  # [V]
+        no_padding = _no_padding_row(vocab)  # [V]
+        offsets = tf.range(batch)[:, None] * k  # [B, 1]
+
+        def penalty(lengths):
+            return tf.pow((5.0 + tf.cast(lengths, tf.float32)) / 6.0, alpha)
+
+        def cond(step, tokens, states, scores, lengths, finished, seqs):
+            return tf.logical_and(step < t_max, tf.logical_not(tf.reduce_all(finished)))
+
+        def body(step, tokens, states, scores, lengths, finished, seqs):
+            log_probs, new_states, _ = model.decode_step(tokens, states, enc_outputs, enc_mask)
+            log_probs = tf.cast(log_probs, tf.float32) + no_padding
+            log_probs = tf.reshape(log_probs, [batch, k, vocab])
+            log_probs = tf.where(finished[:, :, None], pad_row[None, None, :], log_probs)
+            total = scores[:, :, None] + log_probs  # [B, K, V]
+            new_lengths = lengths + tf.cast(tf.logical_not(finished), tf.int32)  # [B, K]
+            ranked = total / penalty(new_lengths)[:, :, None]
+            _, top = tf.math.top_k(tf.reshape(ranked, [batch, k * vocab]), k=k)  # [B, K]
+            parent = top // vocab
+            next_ids = top % vocab
+            scores = tf.gather(tf.reshape(total, [batch, k * vocab]), top, batch_dims=1)
+            lengths = tf.gather(new_lengths, parent, batch_dims=1)
+            was_finished = tf.gather(finished, parent, batch_dims=1)
+            seqs = tf.gather(seqs, parent, batch_dims=1)
+            seqs += next_ids[:, :, None] * tf.one_hot(step, t_max, dtype=tf.int32)[None, None]
+            finished = was_finished | tf.equal(next_ids, end_id) | (step + 1 >= caps[:, None])
+            flat_parent = tf.reshape(parent + offsets, [-1])
+            states = tf.nest.map_structure(lambda s: tf.gather(s, flat_parent), new_states)
+            return step + 1, tf.reshape(next_ids, [-1]), states, scores, lengths, finished, seqs
+
+        steps, _, _, scores, lengths, _, seqs = tf.while_loop(
+            cond, body, (tf.constant(0), tokens, states, scores, lengths, finished, seqs)
+        )
+        best = tf.argmax(scores / penalty(lengths), axis=-1, output_type=tf.int32)
+        return tf.gather(seqs, best, batch_dims=1)[:, :steps]
+
+    cache[key] = beam
+    return beam
+
+
+def beam_search_decode(
+    model,
+    source_ids,
+    start_id,
+    end_id,
+    beam_width=4,
+    length_penalty=0.6,
+    max_len=None,
+    max_len_ratio=2.0,
+    max_len_offset=5,
+):
+    """Batched beam search, compiled once per model and beam width.
+
+    Hypotheses are ranked by `log P / ((5 + length) / 6) ** length_penalty` (GNMT), where
+    length counts generated tokens including the end token; a hypothesis that produced
+    the end token or reached its sentence's cap is finished and kept (extended with
+    padding at no cost). The search stops when all beams of all sentences are finished;
+    the best-ranked beam is returned. `beam_width=1` gives exactly `greedy_decode`.
+
+    Args:
+        model: a built `Seq2SeqTranslator`.
+        source_ids: int array `[batch, source_len]`, 0 = padding.
+        start_id: int, the target start token.
+        end_id: int, the target end token.
+        beam_width: int, hypotheses kept per sentence, at most the target vocabulary
+            size. Default 4.
+        length_penalty: float >= 0, GNMT alpha; 0 ranks by plain log-probability.
+            Default 0.6.
+        max_len: int or None, global cap on generated tokens. Default None.
+        max_len_ratio: float or None, per-sentence cap relative to the source length.
+            Default 2.0.
+        max_len_offset: int, added to the relative cap. Default 5.
+
+    Returns:
+        int32 array `[batch, T]`.
+
+    Example:
+
+    >>> ids = beam_search_decode(model, source_ids, start_id=2, end_id=3, beam_width=4)
+    """
+    source = _as_source(source_ids)
+    _check_ids(model, start_id, end_id)
+    if (
+        not isinstance(beam_width, (int, np.integer))
+        or not 1 <= beam_width <= model.target_vocab_size
+    ):
+        raise ValueError(
+            f"Expected beam_width to be an int in [1, {model.target_vocab_size}]. "
+            f"Received: beam_width={beam_width!r}"
+        )
+    if not length_penalty >= 0:
+        raise ValueError(f"Expected length_penalty >= 0. Received: {length_penalty!r}")
+    caps = length_caps(source, max_len, max_len_ratio, max_len_offset)
+    if source.shape[0] == 0:
+        return np.zeros([0, 0], np.int32)
+    ids = _beam_function(model, int(beam_width))(
+        tf.constant(source), tf.constant(caps), tf.constant(start_id, tf.int32),
+        tf.constant(end_id, tf.int32), tf.constant(length_penalty, tf.float32),
+    )
+    return ids.numpy()
+
+
+# ------------------------------------------------------------------ reference decoders
+
+
+def _tutorial_models(model):
+    """Functional encoder and one-step decoder models sharing `model`'s layers."""
+    cache = _functions(model)
+    if "tutorial" in cache:
+        return cache["tutorial"]
+    source = keras.Input(shape=(None,), dtype="int32", name="source_ids")
+    enc_outputs, enc_mask, states = model.encode(source)
+    encoder = keras.Model(
+        source, [enc_outputs, enc_mask] + [s for layer in states for s in layer],
+        name="tutorial_encoder",
+    )
+    token = keras.Input(shape=(), dtype="int32", name="token_ids")
+    state_inputs = [
+        [keras.Input(shape=(model.units,), name=f"state_{i}_{name}") for name in model.state_names]
+        for i in range(model.num_layers)
+    ]
+    enc_in = keras.Input(shape=(None, enc_outputs.shape[-1]), name="enc_outputs")
+    mask_in = keras.Input(shape=(None,), dtype="bool", name="enc_mask")
+    log_probs, new_states, _ = model.decode_step(token, state_inputs, enc_in, mask_in)
+    step = keras.Model(
+        [token] + [s for layer in state_inputs for s in layer] + [enc_in, mask_in],
+        [log_probs] + [s for layer in new_states for s in layer],
+        name="tutorial_decoder_step",
+    )
+    cache["tutorial"] = (encoder, step)
+    return encoder, step
+
+
+def per_sentence_predict_decode(
+    model, source_ids, start_id, end_id, max_len=None, max_len_ratio=2.0, max_len_offset=5
+):
+    """The common tutorial decoder: one sentence at a time, one `Model.predict` per step.
+
+    An encoder model and a one-step decoder model are built from `model`'s layers (so
+    the weights are the same); for each sentence the encoder is `predict`-ed once and the
+    step model once per generated token, with the states passed in and out as numpy
+    arrays. Slow on purpose: it is the baseline of `benchmark_decoders`.
+
+    Args:
+        model: a built `Seq2SeqTranslator`.
+        source_ids: int array `[batch, source_len]`, 0 = padding.
+        start_id: int, the target start token.
+        end_id: int, the target end token.
+        max_len: int or None, global cap on generated tokens. Default None.
+        max_len_ratio: float or None, per-sentence cap relative to the source length.
+            Default 2.0.
+        max_len_offset: int, added to the relative cap. Default 5.
+
+    Returns:
+        int32 array `[batch, T]`, as `greedy_decode`.
+
+    Example:
+
+    >>> ids = per_sentence_predict_decode(model, source_ids[:8], start_id=2, end_id=3)
+    """
+    source = _as_source(source_ids)
+    _check_ids(model, start_id, end_id)
+    caps = length_caps(source, max_len, max_len_ratio, max_len_offset)
+    encoder, step = _tutorial_models(model)
+    rows = []
+    for i in range(source.shape[0]):
+        enc_outputs, enc_mask, *states = encoder.predict(source[i : i + 1], verbose=0)
+        token, out = start_id, []
+        while len(out) < caps[i]:
+            log_probs, *states = step.predict(
+                [np.array([token], np.int32)] + states + [enc_outputs, enc_mask], verbose=0
+            )
+            token = int(np.argmax(log_probs[0, 1:])) + 1  # never padding
+            out.append(token)
+            if token == end_id:
+                break
+        rows.append(out)
+    return _rows_to_array(rows)
+
+
+def eager_batched_decode(
+    model, source_ids, start_id, end_id, max_len=None, max_len_ratio=2.0, max_len_offset=5
+):
+    """The batched greedy loop of `greedy_decode` as a plain Python loop in eager mode.
+
+    Args:
+        model: a built `Seq2SeqTranslator`.
+        source_ids: int array `[batch, source_len]`, 0 = padding.
+        start_id: int, the target start token.
+        end_id: int, the target end token.
+        max_len: int or None, global cap on generated tokens. Default None.
+        max_len_ratio: float or None, per-sentence cap relative to the source length.
+            Default 2.0.
+        max_len_offset: int, added to the relative cap. Default 5.
+
+    Returns:
+        int32 array `[batch, T]`, as `greedy_decode`.
+
+    Example:
+
+    >>> ids = eager_batched_decode(model, source_ids, start_id=2, end_id=3)
+    """
+    source = _as_source(source_ids)
+    _check_ids(model, start_id, end_id)
+    caps = length_caps(source, max_len, max_len_ratio, max_len_offset)
+    batch = source.shape[0]
+    if batch == 0:
+        return np.zeros([0, 0], np.int32)
+    enc_outputs, enc_mask, states = model.encode(tf.constant(source), training=False)
+    tokens = np.full([batch], start_id, np.int32)
+    finished = np.zeros([batch], bool)
+    columns = []
+    for step in range(int(caps.max())):
+        log_probs, states, _ = model.decode_step(
+            tf.constant(tokens), states, enc_outputs, enc_mask
+        )
+        tokens = np.argmax(log_probs.numpy()[:, 1:], axis=-1).astype(np.int32) + 1
+        tokens[finished] = 0
+        columns.append(tokens)
+        finished |= (tokens == end_id) | (step + 1 >= caps)
+        if finished.all():
+            break
+    return np.stack(columns, axis=1)
+
+
+def reference_stepwise_decode(
+    model, source_ids, start_id, end_id, max_len=None, max_len_ratio=2.0, max_len_offset=5
+):
+    """Test oracle: unbatched greedy decoding by rerunning the whole model on the prefix.
+
+    For each sentence (padding removed) and each step, runs the teacher-forced
+    `model((source, prefix))` and takes the argmax at the last position. It shares no
+    code with the step-wise decoders (`encode`/`decode_step`, cells, caching), so an
+    agreement is evidence that they are right. Quadratic in length: tests only.
+
+    Args:
+        model: a built `Seq2SeqTranslator`.
+        source_ids: int array `[batch, source_len]`, 0 = padding.
+        start_id: int, the target start token.
+        end_id: int, the target end token.
+        max_len: int or None, global cap on generated tokens. Default None.
+        max_len_ratio: float or None, per-sentence cap relative to the source length.
+            Default 2.0.
+        max_len_offset: int, added to the relative cap. Default 5.
+
+    Returns:
+        int32 array `[batch, T]`, as `greedy_decode`.
+
+    Example:
+
+    >>> ids = reference_stepwise_decode(model, source_ids[:4], start_id=2, end_id=3)
+    """
+    source = _as_source(source_ids)
+    _check_ids(model, start_id, end_id)
+    caps = length_caps(source, max_len, max_len_ratio, max_len_offset)
+    rows = []
+    for i in range(source.shape[0]):
+        tokens = source[i][source[i] != 0]
+        sentence = (tokens if tokens.size else np.zeros([1], np.int32))[None, :]
+        prefix, out = [start_id], []
+        while len(out) < caps[i]:
+            logits = model((sentence, np.array([prefix], np.int32)), training=False)
+            token = int(np.argmax(np.asarray(logits)[0, -1, 1:])) + 1  # never padding
+            out.append(token)
+            prefix.append(token)
+            if token == end_id:
+                break
+        rows.append(out)
+    return _rows_to_array(rows)
+
+
+def _rows_to_array(rows):
+    width = max((len(r) for r in rows), default=0)
+    ids = np.zeros([len(rows), width], np.int32)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = row
+    return ids
+
+
+# ------------------------------------------------------------------------------ benchmark
+
+
+def _first_mismatch(a, b):
+    width = max(a.shape[1], b.shape[1])
+    a, b = _pad_to(a, width), _pad_to(b, width)
+    rows = np.nonzero((a != b).any(axis=1))[0]
+    return None if rows.size == 0 else (int(rows[0]), a[rows[0]].tolist(), b[rows[0]].tolist())
+
+
+def benchmark_decoders(
+    model,
+    source_ids,
+    start_id,
+    end_id,
+    repeats=3,
+    per_sentence_limit=16,
+    max_len=None,
+    max_len_ratio=2.0,
+    max_len_offset=5,
+):
+    """Runs the three greedy decoders side by side on the same inputs and compares speed.
+
+    Each decoder is warmed up once (tracing, building the wrapper models), then timed:
+    `greedy_decode` and `eager_batched_decode` on the whole batch (best of `repeats`),
+    `per_sentence_predict_decode` once on the first `per_sentence_limit` sentences only
+    (its sentences/s is measured on that subset and extrapolates to the batch: the loop
+    is per sentence, so its cost is linear in the number of sentences). All outputs must
+    be identical (the per-sentence subset against the same rows of the compiled output).
+
+    Args:
+        model: a built `Seq2SeqTranslator`.
+        source_ids: int array `[batch, source_len]`, 0 = padding.
+        start_id: int, the target start token.
+        end_id: int, the target end token.
+        repeats: int, timed runs of the batched decoders (the best is kept). Default 3.
+        per_sentence_limit: int or None, sentences given to the per-sentence decoder;
+            None for all. Default 16.
+        max_len: int or None, global cap on generated tokens. Default None.
+        max_len_ratio: float or None, per-sentence cap relative to the source length.
+            Default 2.0.
+        max_len_offset: int, added to the relative cap. Default 5.
+
+    Returns:
+        dict: `sentences`, `per_sentence_sentences`, `generated_tokens`, sentences/s of
+        each decoder (`compiled_sentences_per_s`, `eager_sentences_per_s`,
+        `per_sentence_predict_sentences_per_s`), the ratios `compiled_over_per_sentence`
+        and `compiled_over_eager`, and `machine` (platform, CPU count, TF devices).
+
+    Raises:
+        RuntimeError: when two decoders disagree on any token.
+
+    Example:
+
+    >>> result = benchmark_decoders(model, source_ids[:256], start_id=2, end_id=3)
+    >>> result["compiled_over_eager"] > 1
+    True
+    """
+    source = _as_source(source_ids)
+    if not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"Expected repeats to be a positive int. Received: {repeats!r}")
+    caps = dict(max_len=max_len, max_len_ratio=max_len_ratio, max_len_offset=max_len_offset)
+    n_subset = source.shape[0] if per_sentence_limit is None else min(
+        per_sentence_limit, source.shape[0]
+    )
+    subset = source[:n_subset]
+
+    def best_time(fn, inputs, times):
+        best, result = math.inf, None
+        for _ in range(times):
+            start = time.perf_counter()
+            result = fn(model, inputs, start_id, end_id, **caps)
+            best = min(best, time.perf_counter() - start)
+        return best, result
+
+    # Warm-up: tracing and wrapper models are built once, outside the timings.
+    greedy_decode(model, source[:2], start_id, end_id, **caps)
+    eager_batched_decode(model, source[:2], start_id, end_id, **caps)
+    per_sentence_predict_decode(model, source[:1], start_id, end_id, **caps)
+
+    t_compiled, compiled = best_time(greedy_decode, source, repeats)
+    t_eager, eager = best_time(eager_batched_decode, source, repeats)
+    t_predict, predicted = best_time(per_sentence_predict_decode, subset, 1)
+
+    for name, other, reference in (
+        ("eager_batched_decode", eager, compiled),
+        ("per_sentence_predict_decode", predicted, compiled[:n_subset]),
+    ):
+        mismatch = _first_mismatch(reference, other)
+        if mismatch is not None:
+            row, want, got = mismatch
+            raise RuntimeError(
+                f"{name} disagrees with greedy_decode on sentence {row}: {got} != {want}"
+            )
+
+    compiled_rate = source.shape[0] / t_compiled
+    eager_rate = source.shape[0] / t_eager
+    predict_rate = n_subset / t_predict
+    return {
+        "sentences": int(source.shape[0]),
+        "per_sentence_sentences": int(n_subset),
+        "generated_tokens": int(np.count_nonzero(compiled)),
+        "compiled_sentences_per_s": compiled_rate,
+        "eager_sentences_per_s": eager_rate,
+        "per_sentence_predict_sentences_per_s": predict_rate,
+        "compiled_over_per_sentence": compiled_rate / predict_rate,
+        "compiled_over_eager": compiled_rate / eager_rate,
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(),
+            "cpu_count": os.cpu_count(),
+            "devices": [d.device_type for d in tf.config.list_logical_devices()],
+        },
+    }

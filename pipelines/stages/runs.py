@@ -1,0 +1,67 @@
+"""Run folders: `runs/<task>/<run-id>/` holds everything needed to reuse a run.
+
+`run.json` marks a folder as a run (task, id, report folder, label names, ...),
+`config.toml`/`config.json` hold the resolved config, `vocabulary.txt` the tokens,
+`model.keras` the inference model (raw strings in) and `saved_model/` its export.
+"""
+
+import datetime
+import json
+from pathlib import Path
+
+from pipelines.errors import UserError
+from pipelines.stages.html import write_text_atomic
+
+RUN_FILE = "run.json"
+
+
+def new_run_id():
+    """A sortable run id from the current time."""
+    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def resolve_dirs(task, out=None, reports_root="reports", runs_root="runs"):
+    """Returns (run_dir, report_dir, run_id) for a new or resumed run."""
+    run_dir = Path(out) if out else Path(runs_root) / task / new_run_id()
+    run_id = run_dir.name
+    return run_dir, Path(reports_root) / task / run_id, run_id
+
+
+def write_run_file(run_dir, info):
+    """Writes run.json (sorted keys) atomically."""
+    write_text_atomic(Path(run_dir) / RUN_FILE, json.dumps(info, indent=1, sort_keys=True) + "\n")
+
+
+def read_run(run_dir, task=None):
+    """Reads a run folder's run.json; a folder that is not a run is a UserError."""
+    run_dir = Path(run_dir)
+    path = run_dir / RUN_FILE
+    if not run_dir.is_dir():
+        raise UserError("run folder not found", path=run_dir)
+    if not path.is_file():
+        raise UserError("not an elman run folder (no run.json); expected the folder that "
+                        "`elman train` wrote, e.g. runs/sentiment/<run-id>", path=run_dir)
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise UserError(f"run.json is damaged: {err}", path=path) from None
+    if not isinstance(info, dict) or "task" not in info:
+        raise UserError("run.json has no task", path=path)
+    if task is not None and info["task"] != task:
+        raise UserError(f"this is a {info['task']} run; expected a {task} run", path=run_dir)
+    if not (run_dir / "model.keras").is_file():
+        raise UserError("the run has no model.keras: training did not finish (use "
+                        "`elman train ... --resume` to complete it)", path=run_dir)
+    return info
+
+
+def load_model(run_dir):
+    """Loads a run's inference model with Keras safe mode on (no code from the file)."""
+    import keras
+
+    import models
+    import pipelines.stages.tokenize  # noqa: F401  (registers the tokenizer)
+
+    models.import_all()  # registers elman's layers
+
+    return keras.saving.load_model(Path(run_dir) / "model.keras", safe_mode=True)

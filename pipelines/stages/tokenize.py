@@ -1,0 +1,207 @@
+"""The tokenizer stage: a Keras layer that turns raw strings into token ids.
+
+The same layer tokenizes the training data (inside the tf.data pipeline) and sits at
+the front of the exported inference model, so a saved run answers raw text.
+Id 0 is padding and id 1 the out-of-vocabulary token; the vocabulary follows.
+"""
+
+import collections
+import dataclasses
+
+import keras
+import tensorflow as tf
+
+PAD, OOV = "", "[UNK]"
+# Everything that is not a letter, digit, combining mark, space or apostrophe.
+_PUNCT = r"[^\p{L}\p{N}\p{M}\s']"
+_HAN = r"([\p{Han}\x{3040}-\x{30ff}\x{ac00}-\x{d7af}])"  # Han, kana, Hangul syllables
+_LEVELS = ("cjk", "word", "char")
+
+
+@keras.saving.register_keras_serializable(package="elman")
+class TextTokenizer(keras.layers.Layer):
+    """Splits raw strings into tokens and maps them to ids, padded per batch.
+
+    Args:
+        vocabulary: list of str, the tokens after padding and OOV (ids 2, 3, ...).
+            Default None (an empty vocabulary: only splitting is useful).
+        level: str, "cjk" (Han/kana/Hangul characters one by one, other words whole),
+            "word" (whitespace-separated words) or "char" (every character). Default "cjk".
+        lowercase: bool, lower-case the text first. Default True.
+        punctuation: str, "split" (each mark is a token), "strip" (marks removed) or
+            "keep" (left attached to words). Default "split".
+        max_length: int, the longest id sequence returned. Default 200.
+        truncation: str, "post" keeps the first `max_length` tokens, "pre" the last.
+            Default "post".
+
+    Example:
+    >>> tok = TextTokenizer(vocabulary=["服", "务", "慢", "good"])
+    >>> tok(tf.constant(["服务慢，good"])).numpy().tolist()
+    [[2, 3, 4, 1, 5]]
+    """
+
+    def __init__(self, vocabulary=None, level="cjk", lowercase=True, punctuation="split",
+                 max_length=200, truncation="post", **kwargs):
+        kwargs.setdefault("trainable", False)
+        kwargs.setdefault("dtype", "string")
+        super().__init__(**kwargs)
+        if level not in _LEVELS:
+            raise ValueError(f"Expected level to be one of {set(_LEVELS)}. "
+                             f"Received: level={level!r}")
+        if punctuation not in ("split", "strip", "keep"):
+            raise ValueError("Expected punctuation to be one of {'split', 'strip', 'keep'}. "
+                             f"Received: punctuation={punctuation!r}")
+        if truncation not in ("post", "pre"):
+            raise ValueError("Expected truncation to be one of {'post', 'pre'}. "
+                             f"Received: truncation={truncation!r}")
+        if not isinstance(max_length, int) or max_length < 1:
+            raise ValueError(f"Expected max_length to be a positive int. "
+                             f"Received: max_length={max_length!r}")
+        self.vocabulary = list(vocabulary or [])
+        self.level = level
+        self.lowercase = bool(lowercase)
+        self.punctuation = punctuation
+        self.max_length = max_length
+        self.truncation = truncation
+        self.lookup = keras.layers.StringLookup(
+            vocabulary=self.vocabulary or None, mask_token=PAD, oov_token=OOV,
+            num_oov_indices=1, output_mode="int", name="lookup",
+        ) if self.vocabulary else None
+
+    @property
+    def vocabulary_size(self):
+        """int, number of ids including padding (0) and OOV (1)."""
+        return len(self.vocabulary) + 2
+
+    def get_vocabulary(self):
+        """Returns the id → token list (index 0 padding, 1 OOV)."""
+        return [PAD, OOV] + self.vocabulary
+
+    def build(self, input_shape=None):
+        self.built = True  # the lookup table is created in __init__; no weights
+
+    def split(self, texts):
+        """Splits a 1-D string tensor into a ragged [batch, tokens] string tensor."""
+        texts = tf.convert_to_tensor(texts, dtype=tf.string)
+        if self.lowercase:
+            texts = tf.strings.lower(texts, encoding="utf-8")
+        if self.punctuation == "split":
+            texts = tf.strings.regex_replace(texts, "(" + _PUNCT + ")", r" \1 ")
+        elif self.punctuation == "strip":
+            texts = tf.strings.regex_replace(texts, _PUNCT, " ")
+        if self.level == "char":
+            texts = tf.strings.strip(tf.strings.regex_replace(texts, r"\s+", " "))
+            return tf.strings.unicode_split(texts, "UTF-8")
+        if self.level == "cjk":
+            texts = tf.strings.regex_replace(texts, _HAN, r" \1 ")
+        return tf.strings.split(texts)
+
+    def truncate(self, tokens):
+        """Applies the truncation policy to a ragged [batch, tokens] tensor."""
+        if self.truncation == "post":
+            return tokens[:, : self.max_length]
+        lengths = tokens.row_lengths()
+        start = tf.maximum(lengths - self.max_length, 0)
+        keep = tf.ragged.range(start, lengths)
+        return tf.gather(tokens, keep, batch_dims=1)
+
+    def ragged_ids(self, texts):
+        """Returns the truncated ids as a ragged int64 [batch, tokens] tensor."""
+        tokens = self.truncate(self.split(texts))
+        if self.lookup is None:
+            raise ValueError("TextTokenizer has no vocabulary; build one with fit_vocabulary")
+        ids = self.lookup(tokens.flat_values)
+        return tokens.with_flat_values(tf.cast(ids, tf.int64))
+
+    def call(self, texts):
+        texts = tf.reshape(tf.convert_to_tensor(texts, dtype=tf.string), [-1])
+        dense = self.ragged_ids(texts).to_tensor(default_value=0)
+        # never return zero steps: a recurrent layer needs at least one position
+        pad = tf.maximum(1 - tf.shape(dense)[1], 0)
+        return tf.pad(dense, [[0, 0], [0, pad]])
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], None)
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor((inputs.shape[0], None), dtype="int64")
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(vocabulary=self.vocabulary, level=self.level, lowercase=self.lowercase,
+                      punctuation=self.punctuation, max_length=self.max_length,
+                      truncation=self.truncation)
+        return config
+
+
+def tokenizer_from_config(cfg, vocabulary=None):
+    """Builds a TextTokenizer from a TokenizerConfig."""
+    return TextTokenizer(vocabulary=vocabulary, level=cfg.level, lowercase=cfg.lowercase,
+                         punctuation=cfg.punctuation, max_length=cfg.max_length,
+                         truncation=cfg.truncation, name="tokenizer")
+
+
+def split_all(tokenizer, texts, batch_size=4096):
+    """Splits Python strings with the tokenizer's rules; returns lists of str tokens."""
+    out = []
+    for start in range(0, len(texts), batch_size):
+        part = tokenizer.split(tf.constant(texts[start:start + batch_size]))
+        out.extend([[t.decode("utf-8") for t in row] for row in part.to_list()])
+    return out
+
+
+def fit_vocabulary(cfg, texts, reserved=()):
+    """Fits a vocabulary on training texts (never on validation or test).
+
+    Tokens are ordered by descending count, ties broken alphabetically, so the same
+    data always gives the same ids.
+
+    Args:
+        cfg: TokenizerConfig.
+        texts: list of str, the training texts.
+        reserved: tokens placed first whatever their count (e.g. start/end markers).
+
+    Returns:
+        A TextTokenizer with the fitted vocabulary.
+    """
+    counts = collections.Counter(t for row in split_all(tokenizer_from_config(cfg), texts)
+                                 for t in row)
+    ranked = sorted((t for t, c in counts.items() if c >= cfg.min_count and t not in reserved),
+                    key=lambda t: (-counts[t], t))
+    room = max(cfg.max_tokens - 2 - len(reserved), 0)
+    return tokenizer_from_config(cfg, list(reserved) + ranked[:room])
+
+
+@dataclasses.dataclass
+class TokenStats:
+    """What tokenizing one split did: sizes, truncation and OOV rate."""
+
+    examples: int
+    tokens: int  # before truncation
+    kept_tokens: int  # after truncation
+    truncated_examples: int
+    truncated_tokens: int
+    oov_tokens: int  # among kept tokens
+    mean_length: float
+    max_length: int
+
+    @property
+    def oov_rate(self):
+        return self.oov_tokens / self.kept_tokens if self.kept_tokens else 0.0
+
+
+def token_stats(tokenizer, texts, batch_size=4096):
+    """Counts tokens, truncation and OOV for a list of texts."""
+    total = kept = cut_examples = oov = longest = 0
+    for start in range(0, len(texts), batch_size):
+        chunk = tf.constant(texts[start:start + batch_size])
+        full = tokenizer.split(chunk).row_lengths().numpy()
+        ids = tokenizer.ragged_ids(chunk)
+        total += int(full.sum())
+        kept += int(ids.row_lengths().numpy().sum())
+        cut_examples += int((full > tokenizer.max_length).sum())
+        oov += int(tf.reduce_sum(tf.cast(ids.flat_values == 1, tf.int64)).numpy())
+        longest = max(longest, int(full.max()) if len(full) else 0)
+    n = len(texts)
+    return TokenStats(n, total, kept, cut_examples, total - kept, oov,
+                      total / n if n else 0.0, longest)

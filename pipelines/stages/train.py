@@ -1,0 +1,200 @@
+"""The training stage: fit with clipping, early stopping, checkpoints and exact resume.
+
+Each completed epoch is committed in three atomic steps: the full model (weights,
+optimizer state and dropout seed state) goes to `checkpoints/epoch-NNN.keras`, the
+best weights so far to `checkpoints/best-epoch-NNN.weights.h5`, and finally
+`checkpoints/state.json` is replaced to point at them. A run killed at any moment
+resumes (`--resume`) from the last committed epoch and, with the same seed on the
+same machine, ends with the same weights as an uninterrupted run.
+"""
+
+import dataclasses
+import json
+import math
+import os
+import time
+from pathlib import Path
+
+import keras
+import numpy as np
+
+from pipelines.errors import UserError
+from pipelines.stages.batching import dataset_from_plan, plan_epoch
+from pipelines.stages.html import write_text_atomic
+
+STATE = "state.json"
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """What training produced."""
+
+    model: object
+    history: dict  # metric name → list of per-epoch values
+    best_epoch: int  # 1-based
+    epochs_run: int
+    stopped_early: bool
+    seconds: float  # wall time of the epochs run in this process
+    tokens_per_second: float  # real (non-padding) training tokens per second
+
+
+def _save_model_atomic(model, path):
+    tmp = Path(str(path) + ".tmp.keras")
+    model.save(tmp)
+    os.replace(tmp, path)
+
+
+def _save_weights_atomic(model, path):
+    tmp = Path(str(path).replace(".weights.h5", ".tmp.weights.h5"))
+    model.save_weights(tmp)
+    os.replace(tmp, path)
+
+
+def read_state(run_dir):
+    """Returns the committed training state of a run, or None."""
+    path = Path(run_dir) / "checkpoints" / STATE
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+class _EpochCommitter(keras.callbacks.Callback):
+    """Commits every epoch, tracks the best, stops early and on a NaN loss."""
+
+    def __init__(self, ckpt_dir, state, monitor, patience, chief=True):
+        super().__init__()
+        self.ckpt_dir = Path(ckpt_dir)
+        self.state = state
+        self.monitor = monitor
+        self.patience = patience
+        self.chief = chief
+        self.nan_at = None
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            self.nan_at = (self.state["epoch"] + 1, batch + 1)
+            self.model.stop_training = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.nan_at is not None:
+            return
+        logs = {k: float(v) for k, v in (logs or {}).items()}
+        state = self.state
+        for key, value in logs.items():
+            state["history"].setdefault(key, []).append(value)
+        value = logs.get(self.monitor)
+        if value is None:
+            raise UserError(f"train.monitor '{self.monitor}' is not a logged metric; "
+                            f"choose one of {', '.join(sorted(logs))}")
+        improved = state["best"] is None or (
+            value > state["best"] if self.monitor.endswith(("accuracy", "f1", "auc"))
+            else value < state["best"])
+        state["epoch"] = epoch + 1
+        old = dict(state.get("files", {}))
+        files = {"model": f"epoch-{epoch + 1:03d}.keras", "best": old.get("best")}
+        if improved:
+            state["best"], state["best_epoch"], state["wait"] = value, epoch + 1, 0
+            files["best"] = f"best-epoch-{epoch + 1:03d}.weights.h5"
+        else:
+            state["wait"] += 1
+        state["files"] = files
+        if state["wait"] >= self.patience:
+            state["stopped_early"] = True
+            self.model.stop_training = True
+        if self.chief:
+            _save_model_atomic(self.model, self.ckpt_dir / files["model"])
+            if improved:
+                _save_weights_atomic(self.model, self.ckpt_dir / files["best"])
+            write_text_atomic(self.ckpt_dir / STATE, json.dumps(state, indent=1, sort_keys=True))
+            for key in ("model", "best"):
+                if old.get(key) and old[key] != files[key]:
+                    (self.ckpt_dir / old[key]).unlink(missing_ok=True)
+            lines = [",".join(["epoch"] + sorted(state["history"]))]
+            for i in range(state["epoch"]):
+                lines.append(",".join([str(i + 1)] + [
+                    repr(state["history"][k][i]) if i < len(state["history"][k]) else ""
+                    for k in sorted(state["history"])]))
+            write_text_atomic(self.ckpt_dir.parent / "logs" / "training.csv",
+                              "\n".join(lines) + "\n")
+
+
+def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
+        resume=False, strategy=None, chief=True, log=print, tensorboard=True,
+        custom_objects=None):
+    """Trains a model with the house training loop and returns a TrainResult.
+
+    Args:
+        build_and_compile: callable returning a freshly built, compiled keras.Model.
+        features: tf.RaggedTensor (or tuple of them) of training inputs, one row each.
+        targets: training targets (tf.Tensor or tf.RaggedTensor), one row each.
+        lengths: list of int, real token count of each training example.
+        validation: tf.data.Dataset of padded validation batches.
+        cfg: TrainConfig.
+        run_dir: Path, the run folder (checkpoints/ and logs/ are written there).
+        resume: bool, continue from the last committed epoch.
+        strategy: tf.distribute.Strategy to build under, or None.
+        chief: bool, whether this process writes files (False on non-chief workers).
+        log: callable for progress messages.
+        tensorboard: bool, write TensorBoard logs. Default True.
+        custom_objects: dict passed to load_model on resume (registered classes
+            need none).
+    """
+    import tensorflow as tf
+
+    run_dir = Path(run_dir)
+    ckpt_dir = run_dir / "checkpoints"
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "logs").mkdir(parents=True, exist_ok=True)
+    scope = strategy.scope() if strategy is not None else _null_scope()
+    state = read_state(run_dir) if resume else None
+    if resume and state is None:
+        raise UserError("nothing to resume: no completed epoch in this run folder",
+                        path=ckpt_dir)
+    with scope:
+        if state is not None:
+            model = keras.saving.load_model(ckpt_dir / state["files"]["model"], safe_mode=True,
+                                            custom_objects=custom_objects)
+            log(f"resuming after epoch {state['epoch']} from {ckpt_dir / state['files']['model']}")
+        else:
+            model = build_and_compile()
+            state = {"epoch": 0, "best": None, "best_epoch": 0, "wait": 0, "history": {},
+                     "stopped_early": False, "files": {}}
+    start = state["epoch"]
+    done = state.get("stopped_early") or start >= cfg.epochs
+    seconds, tokens = 0.0, 0
+    committer = _EpochCommitter(ckpt_dir, state, cfg.monitor, cfg.patience, chief)
+    if not done:
+        plans = [plan_epoch(lengths, cfg.batch_size, cfg.seed, e, cfg.bucketing)
+                 for e in range(start, cfg.epochs)]
+        steps = len(plans[0])
+        dataset = dataset_from_plan(features, targets, [b for p in plans for b in p])
+        callbacks = [committer]
+        if tensorboard and chief:
+            callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir / "logs" / "tb"),
+                                                         write_graph=False))
+        began = time.perf_counter()
+        model.fit(dataset, epochs=cfg.epochs, initial_epoch=start, steps_per_epoch=steps,
+                  validation_data=validation, callbacks=callbacks, shuffle=False,
+                  verbose=2 if os.environ.get("CI") else 1)
+        seconds = time.perf_counter() - began
+        tokens = int(np.sum(lengths)) * (state["epoch"] - start)
+        if committer.nan_at is not None:
+            epoch, batch = committer.nan_at
+            raise UserError(f"training stopped: the loss became NaN at epoch {epoch}, batch "
+                            f"{batch}; lower train.learning_rate or keep train.clipnorm on "
+                            f"(the last good epoch is kept in {ckpt_dir})")
+    if state["files"].get("best"):
+        model.load_weights(ckpt_dir / state["files"]["best"])
+    del tf
+    return TrainResult(model, state["history"], state["best_epoch"], state["epoch"],
+                       bool(state.get("stopped_early")), seconds,
+                       tokens / seconds if seconds else 0.0)
+
+
+class _null_scope:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

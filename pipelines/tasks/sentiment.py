@@ -1,0 +1,280 @@
+"""Sentiment classification: data → tokenizer → tf.data → BiLSTM/GRU classifier → report."""
+
+import datetime
+import json
+from pathlib import Path
+
+from pipelines import config as config_lib
+from pipelines.errors import UserError
+from pipelines.stages import report as rep
+from pipelines.stages.html import write_text_atomic
+
+TASK = "sentiment"
+
+
+def _ids(tokenizer, texts):
+    import tensorflow as tf
+
+    ds = tf.data.Dataset.from_tensor_slices(tf.constant(texts, dtype=tf.string))
+    ds = ds.batch(2048).map(tokenizer.ragged_ids)  # tokenization inside the pipeline
+    parts = list(ds)
+    return tf.concat(parts, axis=0) if len(parts) > 1 else parts[0]
+
+
+def build_inference_model(tokenizer, classifier):
+    """Raw strings in, class probabilities out."""
+    import keras
+
+    text = keras.Input(shape=(), dtype="string", name="text")
+    probs = classifier(tokenizer(text))
+    return keras.Model(text, probs, name="sentiment_inference")
+
+
+def _data_section(splits, stats, labels, coverage):
+    rows = []
+    for name, split in splits.items():
+        s = stats[name]
+        counts = {label: split.labels.count(label) for label in labels}
+        rows.append((name, len(split.examples),
+                     ", ".join(f"{k} {v}" for k, v in counts.items()),
+                     f"{s.mean_length:.1f}", s.max_length,
+                     f"{s.truncated_examples} ex / {s.truncated_tokens} tok",
+                     f"{100 * s.oov_rate:.2f}%", len(split.skipped)))
+    md = ["## Data", rep.md_table(["split", "examples", "labels", "mean tokens", "max tokens",
+                                   "truncated", "OOV rate", "skipped rows"], rows)]
+    for name, split in splits.items():
+        if split.skipped:
+            md.append(f"Skipped rows in {name} (`--skip-bad-rows`):")
+            md.append(rep.md_table(["where", "why"], split.skipped[:200]))
+            if len(split.skipped) > 200:
+                md.append(f"... and {len(split.skipped) - 200} more (see metrics.json).")
+    if coverage is not None:
+        md.append(f"Pretrained vectors `{coverage.path}` cover {coverage.found} of "
+                  f"{coverage.vocabulary} vocabulary tokens ({100 * coverage.share:.1f}%; "
+                  f"{coverage.found_lowercased} only after lower-casing).")
+    return "\n\n".join(md)
+
+
+def _result_section(result, report_dir, tag):
+    s = result.scores
+    md = [f"## {result.split.capitalize()} results",
+          rep.md_table(["metric", "value"], [(k, v) for k, v in sorted(s.items())]),
+          rep.md_table(["class", "precision", "recall", "F1", "support"],
+                       [(r["class"], r["precision"], r["recall"], r["f1"], r["support"])
+                        for r in result.per_class])]
+    png = rep.plot_confusion(result.extra["confusion"], result.extra["labels"],
+                             report_dir / f"confusion_{tag}.png",
+                             f"Confusion matrix, {result.split} (rows: gold)")
+    md.append(f"![confusion matrix]({png})")
+    if "roc" in result.extra:
+        png = rep.plot_roc(result.extra["roc"], s["roc_auc"], report_dir / f"roc_{tag}.png")
+        md.append(f"![ROC curve]({png})")
+    wrong = sorted((e for e in result.examples if not e["correct"]),
+                   key=lambda e: -e["confidence"])[:10]
+    md.append("Most confidently wrong examples:")
+    md.append(rep.md_table(["text", "gold", "predicted", "confidence", "where"],
+                           [(e["text"][:160], e["gold"], e["predicted"], e["confidence"],
+                             e.get("where", "")) for e in wrong]) if wrong else "(none)")
+    return "\n\n".join(md)
+
+
+def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
+    """Trains, evaluates, exports and reports one sentiment run; returns metrics.json's dict."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from models.sentiment_classifier import SentimentClassifier
+    from pipelines.stages import data as data_stage
+    from pipelines.stages import runtime, runs
+    from pipelines.stages.batching import dataset_from_plan, plan_eval
+    from pipelines.stages.embed import read_pretrained
+    from pipelines.stages.evaluate import classification_result
+    from pipelines.stages.tokenize import TextTokenizer, fit_vocabulary, token_stats
+    from pipelines.stages.train import fit
+
+    run_dir, report_dir = Path(run_dir), Path(report_dir)
+    strategy = runtime.configure(cfg.train, log)
+    splits = data_stage.load_classification_splits(cfg.data, cfg.train.seed)
+    labels = sorted(set(splits["train"].labels))
+    if len(labels) < 2:
+        raise UserError(f"training data has only one label ({labels[0]}); need at least two",
+                        path=splits["train"].source)
+    vocab_file = run_dir / "vocabulary.txt"
+    if resume and vocab_file.is_file():
+        vocabulary = vocab_file.read_text(encoding="utf-8").split("\n")[2:-1]
+        tokenizer = TextTokenizer(vocabulary=vocabulary, level=cfg.tokenizer.level,
+                                  lowercase=cfg.tokenizer.lowercase,
+                                  punctuation=cfg.tokenizer.punctuation,
+                                  max_length=cfg.tokenizer.max_length,
+                                  truncation=cfg.tokenizer.truncation, name="tokenizer")
+    else:
+        tokenizer = fit_vocabulary(cfg.tokenizer, splits["train"].texts)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(vocab_file, "\n".join(tokenizer.get_vocabulary()) + "\n")
+    write_text_atomic(run_dir / "config.toml", config_lib.dumps_toml(cfg))
+    write_text_atomic(run_dir / "config.json",
+                      json.dumps(config_lib.to_dict(cfg), indent=1, sort_keys=True))
+    stats = {name: token_stats(tokenizer, split.texts) for name, split in splits.items()}
+    index = {label: i for i, label in enumerate(labels)}
+    encoded = {}
+    for name, split in splits.items():
+        ids = _ids(tokenizer, split.texts)
+        y = tf.constant([index[label] for label in split.labels], dtype=tf.int32)
+        encoded[name] = (ids, y, ids.row_lengths().numpy())
+    coverage, initializer = None, "uniform"
+    if cfg.embedding.pretrained:
+        matrix, coverage = read_pretrained(cfg.embedding.pretrained, tokenizer.get_vocabulary(),
+                                           cfg.embedding.dim, cfg.train.seed)
+        initializer = keras.initializers.Constant(matrix)
+
+    def build_and_compile():
+        model = SentimentClassifier(
+            tokenizer.vocabulary_size, len(labels), embedding_dim=cfg.embedding.dim,
+            cell=cfg.encoder.cell, units=cfg.encoder.units, num_layers=cfg.encoder.num_layers,
+            bidirectional=cfg.encoder.bidirectional, dropout=cfg.encoder.dropout,
+            merge_mode=cfg.encoder.merge_mode, pooling=cfg.head.pooling,
+            hidden=cfg.head.hidden, head_dropout=cfg.head.dropout,
+            embeddings_initializer=initializer, embedding_trainable=cfg.embedding.trainable,
+            name="sentiment_classifier")
+        model.compile(
+            optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
+                                            global_clipnorm=cfg.train.clipnorm or None),
+            loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+        return model
+
+    val_ids, val_y, val_len = encoded["validation"]
+    validation = dataset_from_plan(val_ids, val_y, plan_eval(val_len, cfg.train.batch_size))
+    ids, y, lengths = encoded["train"]
+    result = fit(build_and_compile, ids, y, lengths, validation, cfg.train, run_dir,
+                 resume=resume, strategy=strategy, log=log)
+    classifier = result.model
+
+    inference = build_inference_model(tokenizer, classifier)
+    tmp = run_dir / "model.tmp.keras"
+    inference.save(tmp)
+    tmp.replace(run_dir / "model.keras")
+    saved = run_dir / "saved_model"
+    inference.export(str(saved) + ".tmp", format="tf_saved_model", verbose=False)
+    if saved.exists():
+        import shutil
+
+        shutil.rmtree(saved)
+    Path(str(saved) + ".tmp").rename(saved)
+
+    def probabilities(name):
+        ids, _, lengths = encoded[name]
+        plan = plan_eval(lengths, 256)
+        probs = classifier.predict(dataset_from_plan(ids, None, plan), verbose=0)
+        out = np.zeros_like(probs)
+        out[np.concatenate(plan)] = probs
+        return out
+
+    results = {}
+    for name in ("validation", "test"):
+        if name in splits:
+            split = splits[name]
+            results[name] = classification_result(
+                TASK, name, split.texts, split.labels, probabilities(name), labels,
+                [e.where for e in split.examples])
+    main = results.get("test", results["validation"])
+
+    report_dir.mkdir(parents=True, exist_ok=True)
+    curves = rep.plot_learning_curves(result.history, report_dir / "learning_curves.png")
+    data_files = [{"split": n, "source": s.source, "sha256": s.sha256} for n, s in splits.items()]
+    device = runtime.device_summary(cfg.train, strategy)
+    repro_md, repro = rep.reproducibility(config_lib.dumps_toml(cfg), data_files,
+                                          cfg.train.seed, device)
+    summary = [
+        f"Run `{run_dir}` · task **sentiment** · classes: {', '.join(labels)} · "
+        f"model: {cfg.encoder.num_layers}×{'Bi' if cfg.encoder.bidirectional else ''}"
+        f"{cfg.encoder.cell.upper()}({cfg.encoder.units}), pooling {cfg.head.pooling}, "
+        f"{classifier.count_params():,} parameters.",
+        rep.md_table(["split", "accuracy", "macro-F1", "ROC-AUC"],
+                     [(r.split, r.scores["accuracy"], r.scores["macro_f1"],
+                       r.scores.get("roc_auc", "-")) for r in results.values()]),
+        f"Trained {result.epochs_run} epochs (best: epoch {result.best_epoch}"
+        f"{', stopped early' if result.stopped_early else ''}); "
+        f"{result.tokens_per_second:,.0f} training tokens/s in this process.",
+    ]
+    body = "\n\n".join(summary + [
+        "## Learning curves", f"![learning curves]({curves})",
+        *[_result_section(r, report_dir, r.split) for r in results.values()],
+        _data_section(splits, stats, labels, coverage),
+    ])
+    if diagnose:
+        from pipelines.stages.diagnostics import (gradient_flow, gradient_flow_markdown,
+                                                  plot_gradient_flow)
+
+        flow = gradient_flow(units=cfg.encoder.units, seed=cfg.train.seed)
+        plot_gradient_flow(flow, report_dir / "gradient_flow.png")
+        body += "\n\n## Gradient flow\n\n" + gradient_flow_markdown(flow)
+    body += "\n\n" + repro_md
+    finished = datetime.datetime.now().isoformat(timespec="seconds")
+    metrics = {
+        "task": TASK, "run_id": run_dir.name, "run_dir": str(run_dir), "finished": finished,
+        "split": main.split, "main_metric": main.main_metric, "scores": main.scores,
+        "results": {n: {"scores": r.scores, "per_class": r.per_class,
+                        "confusion": r.extra["confusion"]} for n, r in results.items()},
+        "labels": labels, "history": result.history, "best_epoch": result.best_epoch,
+        "epochs_run": result.epochs_run, "train_tokens_per_second": result.tokens_per_second,
+        "data": {n: {"examples": len(s.examples), "skipped": s.skipped,
+                     "tokens": vars(stats[n]) | {"oov_rate": stats[n].oov_rate}}
+                 for n, s in splits.items()},
+        "embedding_coverage": None if coverage is None else vars(coverage) | {
+            "share": coverage.share},
+        "reproducibility": repro,
+    }
+    rep.write_report(report_dir, f"Sentiment report — {run_dir.name}", body, metrics,
+                     main.examples)
+    runs.write_run_file(run_dir, {"task": TASK, "run_id": run_dir.name,
+                                  "report_dir": str(report_dir), "labels": labels,
+                                  "finished": finished})
+    log(f"{main.split} accuracy {main.scores['accuracy']:.4f}  macro-F1 "
+        f"{main.scores['macro_f1']:.4f}  report: {report_dir / 'report.md'}")
+    return metrics
+
+
+def predict(run_dir, texts):
+    """Classifies raw texts with a saved run; returns (labels, probabilities array)."""
+    import numpy as np
+    import tensorflow as tf
+
+    from pipelines.stages import runs
+
+    info = runs.read_run(run_dir, TASK)
+    for i, text in enumerate(texts, start=1):
+        if not text.strip():
+            raise UserError(f"text {i} is empty; expected some text to classify")
+    model = runs.load_model(run_dir)
+    probs = np.asarray(model.predict(tf.constant(texts), verbose=0, batch_size=256))
+    return info["labels"], probs
+
+
+def evaluate(run_dir, cfg_overrides, report_root=None, log=print):
+    """Scores a saved run on a labelled file; returns the EvalResult."""
+    from pipelines.stages import data as data_stage
+    from pipelines.stages import runs
+    from pipelines.stages.evaluate import classification_result
+
+    info = runs.read_run(run_dir, TASK)
+    saved = json.loads((Path(run_dir) / "config.json").read_text(encoding="utf-8"))
+    cfg = config_lib.config_from_dict(TASK, saved)
+    path = cfg_overrides.get("data") or cfg.data.test or cfg.data.validation
+    if not path:
+        raise UserError("give a labelled file to evaluate on with --data FILE")
+    split = data_stage.read_labeled_file(
+        path, cfg.data.format, cfg_overrides.get("text_column") or cfg.data.text_column,
+        cfg_overrides.get("label_column") or cfg.data.label_column, name="evaluation")
+    labels = info["labels"]
+    for example in split.examples:
+        if example.label not in labels:
+            p, _, line = example.where.rpartition(":")
+            raise UserError(f"label '{example.label}' is not one the model knows "
+                            f"({', '.join(labels)})", path=p, line=int(line))
+    _, probs = predict(run_dir, split.texts)
+    result = classification_result(TASK, "evaluation", split.texts, split.labels, probs, labels,
+                                   [e.where for e in split.examples])
+    log(f"{path}: accuracy {result.scores['accuracy']:.4f}  macro-F1 "
+        f"{result.scores['macro_f1']:.4f}  ({len(split.examples)} examples)")
+    return result
