@@ -372,7 +372,8 @@ EN_SENTIMENT_ANCHORS = [
 ZH_ASPECTS = {
     # name variants, positive adjectives, negative adjectives
     "restaurant": [
-        (["菜", "这里的菜", "这家店的菜"], ["好吃", "新鲜", "不错", "精致"], ["难吃", "咸", "油腻", "凉"]),
+        (["菜", "这里的菜", "这家店的菜"], ["好吃", "新鲜", "不错", "精致"],
+         ["难吃", "咸", "油腻", "凉"]),
         (["味道", "这家店的味道"], ["好", "不错", "正宗", "棒"], ["差", "淡", "怪", "咸"]),
         (["服务", "这家店的服务", "这里的服务"], ["好", "周到", "热情", "快", "不错"],
          ["慢", "差", "冷淡", "糟糕"]),
@@ -924,7 +925,8 @@ def zh_entity(rng, slot, unseen_prob):
         if slot == "COMPANY" and not use_unseen and rng.random() < 0.2:
             return list(rng.choice(["苹果", "苹果公司"])), etype
         return list(rng.choice(unseen if use_unseen else seen)), etype
-    plain = {"TIME": ZH_TIME, "PAST": ZH_PAST, "NUM": ZH_NUM, "PLACE": ZH_PLACES, "FRUIT": ZH_FRUIT}[slot]
+    plain = {"TIME": ZH_TIME, "PAST": ZH_PAST, "NUM": ZH_NUM, "PLACE": ZH_PLACES,
+             "FRUIT": ZH_FRUIT}[slot]
     return list(rng.choice(plain)), None
 
 
@@ -1054,7 +1056,7 @@ def write_tagging_readme(stats):
         "## Sizes",
         "",
         "| language | split | sentences | tokens | PER | ORG | LOC | MISC | no entity "
-        "| entities unseen in train |",
+        "| entity strings unseen in train |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for lang in ("en", "zh"):
@@ -1281,6 +1283,7 @@ class StoryWriter:
     def __init__(self, rng, split, tries=40):
         self.rng, self.split, self.tries = rng, split, tries
         self.sentences = []
+        self.dropped = 0
 
     def say(self, make):
         for _ in range(self.tries):
@@ -1288,7 +1291,20 @@ class StoryWriter:
             if lm_sentence_split(sentence) == self.split:
                 self.sentences.append(sentence)
                 return
-        # no variant of this sentence belongs to the split: leave it out
+        self.dropped += 1  # no variant of this sentence belongs to the split
+
+
+def write_story(rng, split, story, attempts=30):
+    """Runs a story grammar until every sentence lands in `split` (or keeps the best try)."""
+    best = None
+    for _ in range(attempts):
+        w = StoryWriter(rng, split)
+        story(w)
+        if best is None or w.dropped < best.dropped:
+            best = w
+        if w.dropped == 0:
+            break
+    return best.sentences
 
 
 EN_CAT_NAMES = ["Tom", "Milo", "Luna", "Bella", "Oscar", "Coco", "Max", "Nala", "Simba",
@@ -1326,7 +1342,7 @@ EN_LIQUID = ["water", "milk", "oil", "butter", "salt", "sugar", "pepper"]
 EN_TASTE = ["good", "sweet", "hot", "rich", "fresh", "lovely", "perfect", "delicious"]
 
 EN_KIDS = ["Anna", "Ben", "Lily", "Sam", "Emma", "Jack", "Mia", "Leo"]
-EN_SUBJECTS = ["maths", "music", "history", "art", "reading", "science", "english"]
+EN_SUBJECTS = ["maths", "music", "history", "art", "reading", "science", "English"]
 EN_KID_TRAITS = ["kind", "clever", "quiet", "funny", "busy", "happy"]
 EN_SCHOOL_DO = ["reads a book", "writes a story", "draws a tree", "sings a song",
                 "counts to twenty", "plays a game", "learns a new word", "paints a bird"]
@@ -1335,7 +1351,8 @@ EN_SCHOOL_DO = ["reads a book", "writes a story", "draws a tree", "sings a song"
 def en_story_cat(w):
     rng = w.rng
     name, colour, owner = rng.choice(EN_CAT_NAMES), rng.choice(EN_COLOURS), rng.choice(EN_OWNERS)
-    w.say(lambda: f"{name} is a {colour} cat.")
+    article = "an" if colour[0] in "aeiou" else "a"
+    w.say(lambda: f"{name} is {article} {colour} cat.")
     w.say(lambda: f"{name} likes to sleep on {rng.choice(EN_SPOTS)}.")
     w.say(lambda: f"Every morning, {name} {rng.choice(EN_CAT_MORNING)}.")
     w.say(lambda: f"The cat is {rng.choice(EN_CAT_FEEL)} and the house is quiet.")
@@ -1364,8 +1381,7 @@ def en_story_kitchen(w):
     w.say(lambda: f"In the kitchen, {cook} makes {dish}.")
     w.say(lambda: f"First, {cook} washes the {veg}.")
     w.say(lambda: f"Then {cook} cuts the {veg} into small pieces.")
-    w.say(lambda: f"The {veg} go into a pot with {rng.choice(EN_LIQUID)} and "
-                  f"{rng.choice(EN_LIQUID)}.")
+    w.say(lambda: "The {} go into a pot with {} and {}.".format(veg, *rng.sample(EN_LIQUID, 2)))
     w.say(lambda: f"After {rng.choice(['ten', 'twenty', 'thirty', 'forty'])} minutes, "
                   f"the kitchen smells {rng.choice(EN_TASTE)}.")
     w.say(lambda: f"Everyone says the food is {rng.choice(EN_TASTE)}.")
@@ -1375,7 +1391,7 @@ def en_story_school(w):
     rng = w.rng
     kid, subject = rng.choice(EN_KIDS), rng.choice(EN_SUBJECTS)
     w.say(lambda: f"{kid} goes to school every day.")
-    w.say(lambda: f"{kid} likes {subject} and {rng.choice(EN_SUBJECTS)}.")
+    w.say(lambda: "{} likes {} and {}.".format(kid, *rng.sample(EN_SUBJECTS, 2)))
     w.say(lambda: f"In the {subject} class, {kid} {rng.choice(EN_SCHOOL_DO)}.")
     w.say(lambda: f"The teacher says {kid} is {rng.choice(EN_KID_TRAITS)}.")
     w.say(lambda: f"After school, {kid} {rng.choice(EN_SCHOOL_DO)} at home.")
@@ -1392,11 +1408,13 @@ ZH_CAT_MORNING = ["喝一点牛奶", "吃早饭", "洗脸", "追着小球跑", "
 ZH_CAT_EVENING = ["在沙发上睡觉", "看着窗外", "玩毛线球", "跳到床上", "等着吃晚饭"]
 ZH_OWNERS = ["小女孩", "小男孩", "奶奶", "爷爷", "妈妈", "姐姐", "弟弟"]
 
-ZH_WEATHER = ["晴", "阴", "多云", "下雨", "下雪", "有雾", "刮风"]
+ZH_WEATHER = ["是晴天", "是阴天", "多云", "下雨", "下雪", "有雾", "刮大风"]
+ZH_WEATHER_CHANGE = ["下雨", "下雪", "刮风", "变冷", "变暖", "出太阳"]
 ZH_SKY = ["很蓝", "灰蒙蒙的", "很亮", "很暗", "很干净"]
 ZH_WIND = ["很大", "很小", "很冷", "很暖和", "很轻"]
 ZH_PEOPLE = ["孩子们", "老人们", "学生们", "邻居们", "农民们", "路上的人"]
-ZH_REACT = ["待在家里", "带上雨伞", "穿上厚衣服", "去公园散步", "打开窗户", "关上窗户", "去河边走走"]
+ZH_REACT = ["待在家里", "带上雨伞", "穿上厚衣服", "去公园散步", "打开窗户", "关上窗户",
+            "去河边走走"]
 
 ZH_COOKS = ["妈妈", "爸爸", "奶奶", "爷爷", "姐姐", "哥哥", "厨师"]
 ZH_DISHES = ["汤", "面条", "饺子", "米饭", "蛋糕", "包子", "炒菜"]
@@ -1437,11 +1455,11 @@ def zh_story_cat(w):
 def zh_story_weather(w):
     rng = w.rng
     weather = rng.choice(ZH_WEATHER)
-    w.say(lambda: f"今天天气{weather}。")
+    w.say(lambda: f"今天{weather}。")
     w.say(lambda: f"天空{rng.choice(ZH_SKY)}，风{rng.choice(ZH_WIND)}。")
-    w.say(lambda: f"{rng.choice(['上午', '下午', '晚上'])}可能会{rng.choice(ZH_WEATHER)}。")
+    w.say(lambda: f"{rng.choice(['上午', '下午', '晚上'])}可能会{rng.choice(ZH_WEATHER_CHANGE)}。")
     w.say(lambda: f"{rng.choice(ZH_PEOPLE)}{rng.choice(ZH_REACT)}。")
-    w.say(lambda: f"明天天气{rng.choice(ZH_WEATHER)}，{rng.choice(ZH_PEOPLE)}"
+    w.say(lambda: f"明天{rng.choice(ZH_WEATHER)}，{rng.choice(ZH_PEOPLE)}"
                   f"{rng.choice(ZH_REACT)}。")
 
 
@@ -1468,14 +1486,13 @@ def build_lm_corpus(stories, joiner, seed):
     for split in LM_SPLIT_BUCKETS:
         paragraphs, size = [], 0
         while size < LM_TARGET_BYTES[split]:
-            w = StoryWriter(rng, split)
-            weighted(rng, stories)(w)
-            if len(w.sentences) < 3:
+            sentences = write_story(rng, split, weighted(rng, stories))
+            if len(sentences) < 3:
                 continue
-            paragraph = joiner.join(w.sentences)
+            paragraph = joiner.join(sentences)
             paragraphs.append(paragraph)
             size += len(paragraph.encode("utf-8")) + 1
-            sentence_sets.setdefault(split, set()).update(w.sentences)
+            sentence_sets.setdefault(split, set()).update(sentences)
         texts[split] = "\n".join(paragraphs) + "\n"
     assert not sentence_sets["train"] & sentence_sets["valid"]
     assert not sentence_sets["train"] & sentence_sets["test"]
@@ -1524,8 +1541,9 @@ def write_lm_readme(stats):
     ]
     for name, s in stats.items():
         split = "train" if "_" not in name else name.rsplit("_", 1)[1][:-4]
+        words = s["words"] if name.startswith("lm/en") else "-"
         lines.append(f"| `{name[3:]}` | {split} | {s['paragraphs']} "
-                     f"| {s['distinct_sentences']} | {s['words']} | {s['chars']} "
+                     f"| {s['distinct_sentences']} | {words} | {s['chars']} "
                      f"| {s['bytes']} |")
     lines += [
         "",
@@ -1552,8 +1570,8 @@ def write_lm_readme(stats):
 
 def write_overview():
     rows = []
-    for split in SPLITS:
-        for lang in ("en", "zh"):
+    for lang in ("en", "zh"):
+        for split in SPLITS:
             p = f"sentiment/{lang}/{split}.csv"
             rows.append((p, f"{count_lines(p) - 1} rows", "CSV, header `text,label`; "
                          "labels `positive`/`negative`"))

@@ -90,7 +90,8 @@ class LanguageModel(keras.Model):
     next batch (batch row `i` continues batch row `i`, as laid out by
     `pipelines.stages.lm_data.make_tbptt_dataset`), with no gradient flowing
     across the batch boundary. The carried state is zeroed at the start of each
-    epoch and of each evaluation, and by `reset_states()`. Carried state is not
+    epoch and of each evaluation, and by `reset_states()`; `fit` does not
+    shuffle unless asked to. Carried state is not
     saved with the model. Stateful training runs on one device (no
     `tf.distribute` strategy). Train with a masked per-step cross-entropy, and
     clip gradients by global norm with the optimizer's `global_clipnorm`.
@@ -280,6 +281,9 @@ class LanguageModel(keras.Model):
         return list(callbacks or []) + [_ResetCarriedStates()]
 
     def fit(self, *args, callbacks=None, **kwargs):
+        if self.stateful:
+            # Consecutive batches must stay in order for the carried state.
+            kwargs.setdefault("shuffle", False)
         return super().fit(*args, callbacks=self._with_reset_callback(callbacks), **kwargs)
 
     def evaluate(self, *args, callbacks=None, **kwargs):

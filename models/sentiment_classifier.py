@@ -25,6 +25,7 @@ class SentimentClassifier(keras.Model):
         head_dropout: float, dropout before the softmax. Default 0.3.
         embeddings_initializer: initializer for the embedding. Default "uniform".
         embedding_trainable: bool, fine-tune the embedding. Default True.
+        word_dropout: float, drops whole token vectors during training. Default 0.0.
 
     Example:
     >>> model = SentimentClassifier(vocabulary_size=100, num_classes=2, units=8)
@@ -35,7 +36,8 @@ class SentimentClassifier(keras.Model):
     def __init__(self, vocabulary_size, num_classes, embedding_dim=128, cell="lstm", units=64,
                  num_layers=1, bidirectional=True, dropout=0.2, merge_mode="concat",
                  pooling="last", hidden=64, head_dropout=0.3,
-                 embeddings_initializer="uniform", embedding_trainable=True, **kwargs):
+                 embeddings_initializer="uniform", embedding_trainable=True, word_dropout=0.0,
+                 **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
         if pooling not in ("last", "max", "mean"):
@@ -45,6 +47,9 @@ class SentimentClassifier(keras.Model):
         x = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True,
                                    embeddings_initializer=embeddings_initializer,
                                    trainable=embedding_trainable, name="embedding")(ids)
+        if word_dropout:
+            x = keras.layers.Dropout(word_dropout, noise_shape=(None, None, 1),
+                                     name="word_dropout")(x)
         encoder = RecurrentEncoder(cell=cell, units=units, num_layers=num_layers,
                                    bidirectional=bidirectional, dropout=dropout,
                                    merge_mode=merge_mode, return_sequences=pooling != "last",
@@ -74,6 +79,7 @@ class SentimentClassifier(keras.Model):
         self.embeddings_initializer = keras.initializers.serialize(
             keras.initializers.get(embeddings_initializer))
         self.embedding_trainable = embedding_trainable
+        self.word_dropout = word_dropout
 
     def get_config(self):
         return {
@@ -85,6 +91,7 @@ class SentimentClassifier(keras.Model):
             "hidden": self.hidden, "head_dropout": self.head_dropout,
             "embeddings_initializer": self.embeddings_initializer,
             "embedding_trainable": self.embedding_trainable,
+            "word_dropout": self.word_dropout,
         }
 
     @classmethod

@@ -283,7 +283,12 @@ def build_parser():
 def main(argv=None):
     """Runs the command line; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # texts after options (`predict RUN --format json "a" "b"`) are still texts
+        if hasattr(args, "texts") and not any(e.startswith("-") for e in extra):
+            args.texts = list(args.texts) + extra
+        else:
+            parser.error("unrecognized arguments: " + " ".join(extra))
     try:
         return args.func(args) or 0
     except UserError as err:

@@ -54,6 +54,7 @@ class EmbeddingConfig:
     dim: int = 128  # embedding size (a pretrained file must match it)
     pretrained: str = ""  # word2vec/GloVe text file; empty: random initialisation
     trainable: bool = True  # fine-tune the embedding during training
+    dropout: float = 0.0  # word dropout: share of token vectors zeroed while training
 
 
 @dataclasses.dataclass(frozen=True)

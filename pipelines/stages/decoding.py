@@ -298,11 +298,12 @@ def _beam_function(model, beam_width):
             states = tf.nest.map_structure(lambda s: tf.gather(s, flat_parent), new_states)
             return step + 1, tf.reshape(next_ids, [-1]), states, scores, lengths, finished, seqs
 
-        steps, _, _, scores, lengths, _, seqs = tf.while_loop(
+        _, _, _, scores, lengths, _, seqs = tf.while_loop(
             cond, body, (tf.constant(0), tokens, states, scores, lengths, finished, seqs)
         )
         best = tf.argmax(scores / penalty(lengths), axis=-1, output_type=tf.int32)
-        return tf.gather(seqs, best, batch_dims=1)[:, :steps]
+        width = tf.reduce_max(tf.gather(lengths, best, batch_dims=1))  # other beams ran longer
+        return tf.gather(seqs, best, batch_dims=1)[:, :width]
 
     cache[key] = beam
     return beam
@@ -324,8 +325,10 @@ def beam_search_decode(
     Hypotheses are ranked by `log P / ((5 + length) / 6) ** length_penalty` (GNMT), where
     length counts generated tokens including the end token; a hypothesis that produced
     the end token or reached its sentence's cap is finished and kept (extended with
-    padding at no cost). The search stops when all beams of all sentences are finished;
-    the best-ranked beam is returned. `beam_width=1` gives exactly `greedy_decode`.
+    padding at no cost). The search stops when all beams of all sentences are finished
+    (no early stopping on score bounds); the best-ranked beam is returned, and T is the
+    longest returned hypothesis. `beam_width=1` gives exactly `greedy_decode`. Attention
+    weights are not returned (use `greedy_decode` for heatmaps).
 
     Args:
         model: a built `Seq2SeqTranslator`.

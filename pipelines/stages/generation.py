@@ -33,7 +33,7 @@ def _compiled(model, kind, build):
     return functions[kind]
 
 
-def _check_prefix(prefix_ids):
+def _check_prefix(prefix_ids, vocabulary_size):
     prefix = np.asarray(prefix_ids)
     single = prefix.ndim == 1
     if single:
@@ -42,6 +42,11 @@ def _check_prefix(prefix_ids):
         raise ValueError(
             "Expected prefix_ids to be a non-empty int array [length] or [batch, length] "
             f"(prefixes of equal length). Received: shape={prefix.shape}, dtype={prefix.dtype}"
+        )
+    if (prefix >= vocabulary_size).any():
+        raise ValueError(
+            f"Expected prefix_ids below the vocabulary size {vocabulary_size}. "
+            f"Received: max id {int(prefix.max())}"
         )
     if (prefix <= 0).any():
         raise ValueError(
@@ -61,11 +66,11 @@ def _mask_padding(logits):
     """Never generate the padding id 0: it would be masked when fed back."""
     import tensorflow as tf
 
-    neg = tf.fill(tf.shape(logits[:, :1]), tf.constant(-np.inf, logits.dtype))
-    return tf.concat([neg, logits[:, 1:]], axis=1)
+    vocabulary_size = tf.shape(logits)[-1]
+    return tf.where(tf.range(vocabulary_size) > 0, logits, tf.constant(-np.inf, logits.dtype))
 
 
-def _build_generate(model_ref):
+def _build_generate(model_ref, sample):
     import tensorflow as tf
 
     @tf.function(
@@ -75,7 +80,6 @@ def _build_generate(model_ref):
             tf.TensorSpec([], tf.float32),
             tf.TensorSpec([], tf.int32),
         ],
-        reduce_retracing=True,
     )
     def generate_fn(prefix, length, temperature, seed):
         model = model_ref()
@@ -84,14 +88,11 @@ def _build_generate(model_ref):
 
         def pick(logits, i):
             logits = _mask_padding(tf.cast(logits, tf.float32))
-            greedy = tf.argmax(logits, axis=-1, output_type=tf.int32)
-
-            def sample():
+            if sample:
                 return tf.random.stateless_categorical(
                     logits / temperature, 1, seed=tf.stack([seed, i]), dtype=tf.int32
                 )[:, 0]
-
-            return tf.cond(temperature > 0.0, sample, lambda: greedy)
+            return tf.argmax(logits, axis=-1, output_type=tf.int32)
 
         tokens = tf.TensorArray(tf.int32, size=length)
 
@@ -113,14 +114,22 @@ def _build_generate(model_ref):
     return generate_fn
 
 
+def _build_greedy(model_ref):
+    return _build_generate(model_ref, sample=False)
+
+
+def _build_sampled(model_ref):
+    return _build_generate(model_ref, sample=True)
+
+
 def _build_naive_step(model_ref):
     import tensorflow as tf
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
     def next_token(sequence):
         logits = model_ref()(sequence, training=False)
-        return tf.argmax(_mask_padding(tf.cast(logits[:, -1, :], tf.float32)), axis=-1,
-                         output_type=tf.int32)
+        last = _mask_padding(tf.cast(logits[:, -1, :], tf.float32))
+        return tf.argmax(last, axis=-1, output_type=tf.int32)
 
     return next_token
 
@@ -157,13 +166,14 @@ def generate(model, prefix_ids, length, temperature=0.0, seed=None):
     """
     import tensorflow as tf
 
-    prefix, single = _check_prefix(prefix_ids)
+    prefix, single = _check_prefix(prefix_ids, model.vocabulary_size)
     length = _check_length(length)
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not (
         math.isfinite(temperature) and temperature >= 0
     ):
         raise ValueError(
-            f"Expected temperature to be a finite number >= 0. Received: temperature={temperature!r}"
+            "Expected temperature to be a finite number >= 0. "
+            f"Received: temperature={temperature!r}"
         )
     if seed is None:
         seed = random.SystemRandom().randrange(2**31 - 1)
@@ -172,7 +182,10 @@ def generate(model, prefix_ids, length, temperature=0.0, seed=None):
     if length == 0:
         tokens = np.zeros((prefix.shape[0], 0), dtype=np.int32)
     else:
-        generate_fn = _compiled(model, "generate", _build_generate)
+        if temperature > 0:
+            generate_fn = _compiled(model, "sampled", _build_sampled)
+        else:
+            generate_fn = _compiled(model, "greedy", _build_greedy)
         tokens = generate_fn(
             tf.constant(prefix),
             tf.constant(length, tf.int32),
@@ -206,7 +219,7 @@ def generate_naive(model, prefix_ids, length):
     assert (generate_naive(model, prefix, 20) == generate(model, prefix, 20)).all()
     ```
     """
-    prefix, single = _check_prefix(prefix_ids)
+    prefix, single = _check_prefix(prefix_ids, model.vocabulary_size)
     length = _check_length(length)
     next_token = _compiled(model, "naive", _build_naive_step)
     sequence = prefix
@@ -226,10 +239,21 @@ def _device_description():
     return f"CPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
 
 
+def _median_time(function, repeats=3):
+    """Median wall-clock seconds of `repeats` calls, and the last result."""
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = function()
+        seconds.append(time.perf_counter() - start)
+    return float(np.median(seconds)), result
+
+
 def benchmark_generation(model, prefix_ids, length=200):
     """Time state-carrying and naive greedy generation side by side in this process.
 
-    Both are compiled and warmed up first; both must give identical tokens.
+    Both are compiled and warmed up first, then each is timed three times and
+    the median kept; both must give identical tokens.
 
     Args:
         model: `LanguageModel`.
@@ -252,18 +276,14 @@ def benchmark_generation(model, prefix_ids, length=200):
     print(f"{result['ratio']:.0f}× faster")
     ```
     """
-    prefix, _ = _check_prefix(prefix_ids)
+    prefix, _ = _check_prefix(prefix_ids, model.vocabulary_size)
     length = _check_length(length)
     if length < 1:
         raise ValueError(f"Expected length to be an integer >= 1. Received: length={length!r}")
     generate(model, prefix, 2)  # compile
     generate_naive(model, prefix, 2)  # compile
-    start = time.perf_counter()
-    fast = generate(model, prefix, length)
-    seconds_state = time.perf_counter() - start
-    start = time.perf_counter()
-    naive = generate_naive(model, prefix, length)
-    seconds_naive = time.perf_counter() - start
+    seconds_state, fast = _median_time(lambda: generate(model, prefix, length))
+    seconds_naive, naive = _median_time(lambda: generate_naive(model, prefix, length))
     if not np.array_equal(fast, naive):
         first = int(np.argmax((fast != naive).any(axis=0)))
         raise AssertionError(
@@ -289,7 +309,9 @@ def _build_cross_entropy(model_ref):
 
     @tf.function(reduce_retracing=True)
     def batch_cross_entropy(x, y, states):
-        logits, new_states = model_ref()(x, initial_states=states, return_states=True, training=False)
+        logits, new_states = model_ref()(
+            x, initial_states=states, return_states=True, training=False
+        )
         y = tf.cast(y, tf.int32)
         per_token = tf.nn.sparse_softmax_cross_entropy_with_logits(
             labels=y, logits=tf.cast(logits, tf.float32)

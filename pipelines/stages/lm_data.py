@@ -304,14 +304,15 @@ def make_tbptt_dataset(ids, batch_size, chunk_len, drop_remainder=False):
         )
     chunks_x = [x[:, k * chunk_len : (k + 1) * chunk_len] for k in range(num_chunks)]
     chunks_y = [y[:, k * chunk_len : (k + 1) * chunk_len] for k in range(num_chunks)]
-    if chunks_x[-1].shape[1] == chunk_len:
-        dataset = tf.data.Dataset.from_tensor_slices((np.stack(chunks_x), np.stack(chunks_y)))
-    else:
-        full = tf.data.Dataset.from_tensor_slices(
-            (np.stack(chunks_x[:-1]), np.stack(chunks_y[:-1]))
-        ) if num_chunks > 1 else None
+    full = [k for k in range(num_chunks) if chunks_x[k].shape[1] == chunk_len]
+    dataset = None
+    if full:
+        dataset = tf.data.Dataset.from_tensor_slices(
+            (np.stack([chunks_x[k] for k in full]), np.stack([chunks_y[k] for k in full]))
+        )
+    if len(full) < num_chunks:  # the shorter last chunk
         last = tf.data.Dataset.from_tensors((chunks_x[-1], chunks_y[-1]))
-        dataset = last if full is None else full.concatenate(last)
+        dataset = last if dataset is None else dataset.concatenate(last)
     options = tf.data.Options()
     options.deterministic = True
     # Autotune's optimisation loop stalls the start of every epoch on CPU.

@@ -90,7 +90,7 @@ def split_tag(tag, scheme=None):
         return tag[0], tag[2:]
     allowed = ", ".join(f"{p}-TYPE" for p in prefixes)
     name = "" if scheme is None else f" {normalize_scheme(scheme)}"
-    raise ValueError(f"Tag {tag!r} is not a{name} tag (expected 'O', {allowed}).")
+    raise ValueError(f"Tag {tag!r} is not a valid{name} tag (expected 'O', {allowed}).")
 
 
 def _starts(prev_prefix, prev_type, prefix, type_):

@@ -80,12 +80,14 @@ def _result_section(result, report_dir, tag):
 
 def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     """Trains, evaluates, exports and reports one sentiment run; returns metrics.json's dict."""
+    from pipelines.stages import data as data_stage
+
+    splits = data_stage.load_classification_splits(cfg.data, cfg.train.seed)  # fail fast
     import keras
     import numpy as np
     import tensorflow as tf
 
     from models.sentiment_classifier import SentimentClassifier
-    from pipelines.stages import data as data_stage
     from pipelines.stages import runtime, runs
     from pipelines.stages.batching import dataset_from_plan, plan_eval
     from pipelines.stages.embed import read_pretrained
@@ -95,7 +97,6 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
 
     run_dir, report_dir = Path(run_dir), Path(report_dir)
     strategy = runtime.configure(cfg.train, log)
-    splits = data_stage.load_classification_splits(cfg.data, cfg.train.seed)
     labels = sorted(set(splits["train"].labels))
     if len(labels) < 2:
         raise UserError(f"training data has only one label ({labels[0]}); need at least two",
@@ -136,7 +137,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
             merge_mode=cfg.encoder.merge_mode, pooling=cfg.head.pooling,
             hidden=cfg.head.hidden, head_dropout=cfg.head.dropout,
             embeddings_initializer=initializer, embedding_trainable=cfg.embedding.trainable,
-            name="sentiment_classifier")
+            word_dropout=cfg.embedding.dropout, name="sentiment_classifier")
         model.compile(
             optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
                                             global_clipnorm=cfg.train.clipnorm or None),

@@ -1,0 +1,132 @@
+import json
+import time
+
+import pytest
+
+from pipelines.config import DataConfig
+from pipelines.errors import UserError
+from pipelines.stages import data
+
+
+def test_csv_rows_keep_their_line_numbers_even_with_quoted_newlines(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text('text,label\n"two\nlines",pos\nplain,neg\n', encoding="utf-8")
+    split = data.read_labeled_file(path)
+    assert [e.text for e in split.examples] == ["two\nlines", "plain"]
+    assert [e.where.rsplit(":", 1)[1] for e in split.examples] == ["2", "4"]
+    assert len(split.sha256) == 64
+
+
+def test_tsv_jsonl_parquet_and_labeled_lines(tmp_path):
+    import pandas
+
+    (tmp_path / "a.tsv").write_text("label\ttext\npos\tgood\nneg\tbad\n", encoding="utf-8")
+    (tmp_path / "a.jsonl").write_text('{"text": "good", "label": "pos"}\n\n'
+                                      '{"text": "bad", "label": "neg"}\n', encoding="utf-8")
+    pandas.DataFrame({"text": ["good", "bad"], "label": ["pos", "neg"]}).to_parquet(
+        tmp_path / "a.parquet")
+    (tmp_path / "a.txt").write_text("pos good\nneg bad  \n", encoding="utf-8")
+    for name in ("a.tsv", "a.jsonl", "a.parquet", "a.txt"):
+        split = data.read_labeled_file(tmp_path / name)
+        assert [(e.text, e.label) for e in split.examples] == [("good", "pos"), ("bad", "neg")]
+
+
+@pytest.mark.parametrize("content, needle, line", [
+    ("text,label\ngood,pos\n,neg\n", "empty text", 3),
+    ("text,label\ngood,pos\nbad\n", "expected 2 fields", 3),
+    ("text,label\ngood,pos\nbad,\n", "missing label", 3),
+])
+def test_malformed_rows_fail_with_file_and_line(tmp_path, content, needle, line):
+    path = tmp_path / "bad.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(UserError, match=needle) as info:
+        data.read_labeled_file(path)
+    assert info.value.line == line and info.value.path == str(path)
+
+
+def test_skip_bad_rows_counts_and_lists_them(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("text,label\ngood,pos\n,neg\nbad\nfine,neg\n", encoding="utf-8")
+    split = data.read_labeled_file(path, skip_bad_rows=True)
+    assert [e.text for e in split.examples] == ["good", "fine"]
+    assert [w for w, _ in split.skipped] == [f"{path}:3", f"{path}:4"]
+
+
+def test_non_utf8_reports_the_line(tmp_path):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("text,label\ngood,pos\ncaf\xe9,neg\n".encode("latin-1"))
+    with pytest.raises(UserError, match="not valid UTF-8") as info:
+        data.read_labeled_file(path)
+    assert info.value.line == 3
+
+
+def test_unknown_column_names_the_columns(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text("review,label\ngood,pos\n", encoding="utf-8")
+    with pytest.raises(UserError, match="unknown text column 'text'.*review, label"):
+        data.read_labeled_file(path)
+    split = data.read_labeled_file(path, text_column="review")
+    assert split.texts == ["good"]
+
+
+def test_empty_and_missing_files(tmp_path):
+    (tmp_path / "empty.csv").write_text("\n\n", encoding="utf-8")
+    with pytest.raises(UserError, match="file is empty"):
+        data.read_labeled_file(tmp_path / "empty.csv")
+    with pytest.raises(UserError, match="file not found"):
+        data.read_labeled_file(tmp_path / "nope.csv")
+    (tmp_path / "header.csv").write_text("text,label\n", encoding="utf-8")
+    with pytest.raises(UserError, match="no usable examples"):
+        data.read_labeled_file(tmp_path / "header.csv")
+
+
+def test_carved_validation_is_stratified_seeded_and_disjoint(tmp_path):
+    rows = "".join(f"t{i},{'pos' if i % 4 else 'neg'}\n" for i in range(40))
+    path = tmp_path / "a.csv"
+    path.write_text("text,label\n" + rows, encoding="utf-8")
+    cfg = DataConfig(train=str(path), validation_fraction=0.25)
+    one = data.load_classification_splits(cfg, seed=3)
+    two = data.load_classification_splits(cfg, seed=3)
+    assert one["validation"].texts == two["validation"].texts
+    assert sorted(one["validation"].labels) == ["neg"] * 2 + ["pos"] * 8  # 10 neg, 30 pos
+    assert not set(one["validation"].texts) & set(one["train"].texts)
+    assert len(one["train"].texts) + len(one["validation"].texts) == 40
+
+
+def test_label_unseen_in_train_is_an_error(tmp_path):
+    (tmp_path / "tr.csv").write_text("text,label\na,pos\nb,neg\n", encoding="utf-8")
+    (tmp_path / "te.csv").write_text("text,label\nc,pos\nd,neutral\n", encoding="utf-8")
+    cfg = DataConfig(train=str(tmp_path / "tr.csv"), validation=str(tmp_path / "tr.csv"),
+                     test=str(tmp_path / "te.csv"))
+    with pytest.raises(UserError, match="label 'neutral' never appears") as info:
+        data.load_classification_splits(cfg, seed=0)
+    assert info.value.line == 3
+
+
+def test_offline_hub_name_fails_fast_and_names_local_files(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    began = time.perf_counter()
+    with pytest.raises(UserError, match="Use local files instead"):
+        data.load_classification_splits(DataConfig(train="hub:surely/not-cached-xyz"), seed=0)
+    assert time.perf_counter() - began < 20  # no network retries
+
+
+def test_hub_dataset_class_labels_are_mapped_to_names(monkeypatch):
+    import datasets
+
+    features = datasets.Features({"sentence": datasets.Value("string"),
+                                  "label": datasets.ClassLabel(names=["neg", "pos"])})
+    built = datasets.DatasetDict({
+        "train": datasets.Dataset.from_dict({"sentence": ["good", "bad", "fine", "awful"],
+                                             "label": [1, 0, 1, 0]}, features=features),
+        "validation": datasets.Dataset.from_dict({"sentence": ["nice"], "label": [1]},
+                                                 features=features)})
+    calls = []
+    monkeypatch.setattr(datasets, "load_dataset",
+                        lambda name, config=None: calls.append((name, config)) or built)
+    cfg = DataConfig(train="hub:someone/reviews", text_column="sentence", hub_test_split="")
+    splits = data.load_classification_splits(cfg, seed=0)
+    assert calls == [("someone/reviews", None)]
+    assert splits["train"].labels == ["pos", "neg", "pos", "neg"]
+    assert splits["validation"].texts == ["nice"] and splits["validation"].labels == ["pos"]
+    assert splits["train"].examples[1].where == "hub:someone/reviews[train]:2"

@@ -1,0 +1,56 @@
+import keras
+import numpy as np
+import pytest
+
+from models.encoders import RecurrentEncoder
+from models.masked_pooling import MaskedPooling
+from models.sentiment_classifier import SentimentClassifier
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru", "rnn"])
+def test_shapes_for_each_cell(cell):
+    x = np.random.default_rng(0).normal(size=(2, 5, 3)).astype("float32")
+    assert RecurrentEncoder(cell, units=4, num_layers=2)(x).shape == (2, 5, 8)
+    assert RecurrentEncoder(cell, units=4, bidirectional=False)(x).shape == (2, 5, 4)
+    assert RecurrentEncoder(cell, units=4, return_sequences=False)(x).shape == (2, 8)
+    assert RecurrentEncoder(cell, units=4, merge_mode="sum")(x).shape == (2, 5, 4)
+
+
+def test_argument_validation_messages():
+    with pytest.raises(ValueError, match=r"Expected cell to be one of .* Received: cell='lsmt'"):
+        RecurrentEncoder(cell="lsmt")
+    with pytest.raises(ValueError, match="Expected dropout"):
+        RecurrentEncoder(dropout=1.5)
+
+
+def test_padding_does_not_change_the_final_state():
+    rng = np.random.default_rng(0)
+    emb = keras.layers.Embedding(10, 3, mask_zero=True)
+    enc = RecurrentEncoder("gru", units=4, return_sequences=False)
+    short = np.array([[3, 4, 5]])
+    padded = np.array([[3, 4, 5, 0, 0]])
+    del rng
+    np.testing.assert_allclose(enc(emb(short)), enc(emb(padded)), atol=1e-6)
+
+
+def test_masked_pooling_matches_numpy():
+    x = np.arange(24, dtype="float32").reshape(2, 4, 3) - 10
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], bool)
+    mean = MaskedPooling("mean")(x, mask=mask)
+    maxi = MaskedPooling("max")(x, mask=mask)
+    np.testing.assert_allclose(mean[0], x[0, :2].mean(0))
+    np.testing.assert_allclose(maxi[0], x[0, :2].max(0))
+    np.testing.assert_allclose(mean[1], x[1].mean(0))
+
+
+@pytest.mark.parametrize("pooling", ["last", "max", "mean"])
+def test_classifier_config_and_save_round_trip(tmp_path, pooling):
+    model = SentimentClassifier(30, 3, embedding_dim=4, units=3, num_layers=2,
+                                pooling=pooling, hidden=5, word_dropout=0.1)
+    x = np.array([[3, 4, 5, 0], [6, 0, 0, 0]])
+    model.save(tmp_path / "m.keras")
+    again = keras.saving.load_model(tmp_path / "m.keras", safe_mode=True)
+    np.testing.assert_allclose(model(x), again(x), atol=1e-7)
+    assert again.get_config() == model.get_config()
+    enc = RecurrentEncoder("gru", units=3, num_layers=2, dropout=0.1)
+    assert RecurrentEncoder.from_config(enc.get_config()).get_config() == enc.get_config()

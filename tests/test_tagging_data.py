@@ -1,0 +1,222 @@
+"""Readers of tagged corpora and the raw-text splitter."""
+
+import json
+
+import pytest
+
+from pipelines.errors import UserError
+from pipelines.stages.tagging_data import (
+    read_conll,
+    read_conllu,
+    read_hf_dataset,
+    read_jsonl,
+    read_tagged_file,
+    split_raw_text,
+)
+
+CONLL = """-DOCSTART- -X- -X- O
+
+EU NNP B-NP B-ORG
+rejects VBZ B-VP O
+German JJ B-NP B-MISC
+call NN I-NP O
+
+Peter NNP B-NP B-PER
+Blackburn NNP I-NP I-PER
+
+
+BRUSSELS NNP B-NP B-LOC
+"""
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _error(function, *args, **kwargs):
+    with pytest.raises(UserError) as info:
+        function(*args, **kwargs)
+    return info.value
+
+
+def test_conll_columns(tmp_path):
+    path = _write(tmp_path, "train.conll", CONLL)
+    stats = {}
+    sentences = read_tagged_file(path, stats=stats)
+    assert sentences == [
+        {"tokens": ["EU", "rejects", "German", "call"], "tags": ["B-ORG", "O", "B-MISC", "O"],
+         "source": f"{path}:3"},
+        {"tokens": ["Peter", "Blackburn"], "tags": ["B-PER", "I-PER"], "source": f"{path}:8"},
+        {"tokens": ["BRUSSELS"], "tags": ["B-LOC"], "source": f"{path}:12"},
+    ]
+    assert stats == {"docstart_lines": 1, "sentences": 3, "tokens": 7, "scheme": "BIO"}
+    chunks = read_conll(path, tag_column=2, scheme=None)
+    assert chunks[0]["tags"] == ["B-NP", "B-VP", "B-NP", "I-NP"]
+    pos = read_conll(path, tag_column=1, scheme=None)
+    assert pos[1]["tags"] == ["NNP", "NNP"]
+
+
+def test_conll_errors(tmp_path):
+    path = _write(tmp_path, "bad.conll", "EU NNP B-ORG\nrejects O\n")
+    error = _error(read_conll, path)
+    assert (error.path, error.line) == (str(path), 2)
+    assert "Expected 3 columns like line 1, found 2" in error.message
+
+    path = _write(tmp_path, "bad.conll", "EU B-ORG\n\nPeter X-PER\n")
+    error = _error(read_conll, path)
+    assert error.line == 3 and "'X-PER' is not a valid BIO tag" in error.message
+
+    path = _write(tmp_path, "bad.conll", "EU B-ORG\n\nthe O\nPeter I-PER\n")
+    error = _error(read_conll, path)
+    assert error.line == 4 and "'I-PER' after 'O'" in error.message and "repair" in str(error)
+
+    error = _error(read_conll, path, tag_column=3)
+    assert error.line == 1 and "tag_column=3" in error.message
+    error = _error(read_conll, _write(tmp_path, "one.conll", "EU\nrejects\n"))
+    assert "at least 2 columns" in error.message
+
+
+def test_conll_repair_and_non_strict(tmp_path):
+    path = _write(tmp_path, "iob.conll", "the O\nPeter I-PER\nBlack I-PER\nin O\nRome I-LOC\n")
+    stats = {}
+    sentences = read_conll(path, repair=True, stats=stats)
+    assert sentences[0]["tags"] == ["O", "B-PER", "I-PER", "O", "B-LOC"]
+    assert stats["repaired_tags"] == 2
+    stats = {}
+    sentences = read_conll(path, strict=False, stats=stats)
+    assert sentences[0]["tags"] == ["O", "I-PER", "I-PER", "O", "I-LOC"]
+    assert stats["ill_formed_tags"] == 2
+    stats = {}
+    assert read_conll(path, scheme="auto", stats=stats)[0]["tags"] == [
+        "O", "B-PER", "I-PER", "O", "B-LOC"]
+    assert stats["scheme"] == "IOB1" and "repaired_tags" not in stats
+
+
+def test_conll_other_schemes(tmp_path):
+    path = _write(tmp_path, "x.bio", "a I-PER\nb B-PER\nc O\n")
+    assert read_conll(path, scheme="IOB1")[0]["tags"] == ["B-PER", "B-PER", "O"]
+    path = _write(tmp_path, "x.bio", "a S-PER\nb B-LOC\nc E-LOC\n")
+    assert read_conll(path, scheme="BIOES")[0]["tags"] == ["B-PER", "B-LOC", "I-LOC"]
+    path = _write(tmp_path, "x.bio", "a B-LOC\nb O\n")
+    error = _error(read_conll, path, scheme="BIOES")
+    assert error.line == 1 and "'B-LOC' at the start is not valid BIOES" in error.message
+
+
+def test_chinese_character_per_line(tmp_path):
+    text = "我 O\n爱 O\n北 B-LOC\n京 I-LOC\n\u3000 O\n。 O\n\n他 B-PER\n"
+    path = _write(tmp_path, "weibo.txt", text)
+    sentences = read_tagged_file(path)
+    assert sentences[0]["tokens"] == ["我", "爱", "北", "京", "\u3000", "。"]
+    assert sentences[0]["tags"] == ["O", "O", "B-LOC", "I-LOC", "O", "O"]
+    assert sentences[1] == {"tokens": ["他"], "tags": ["B-PER"], "source": f"{path}:8"}
+
+
+CONLLU = """# sent_id = 1
+# text = I'm here.
+1-2\tI'm\t_\t_\t_\t_\t_\t_\t_\t_
+1\tI\tI\tPRON\tPRP\t_\t3\tnsubj\t_\t_
+2\t'm\tbe\tAUX\tVBP\t_\t3\tcop\t_\t_
+3\there\there\tADV\tRB\t_\t0\troot\t_\t_
+3.1\tgone\tgo\tVERB\tVBN\t_\t_\t_\t_\t_
+4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_
+
+1\tYes\tyes\tINTJ\tUH\t_\t0\troot\t_\t_
+"""
+
+
+def test_conllu(tmp_path):
+    path = _write(tmp_path, "ud.conllu", CONLLU)
+    stats = {}
+    sentences = read_tagged_file(path, stats=stats)
+    assert sentences[0] == {"tokens": ["I", "'m", "here", "."],
+                            "tags": ["PRON", "AUX", "ADV", "PUNCT"], "source": f"{path}:4"}
+    assert sentences[1]["source"] == f"{path}:10"
+    assert stats == {"comment_lines": 2, "multiword_tokens": 1, "empty_nodes": 1,
+                     "sentences": 2, "tokens": 5, "scheme": None}
+    assert read_conllu(path, field="xpos")[0]["tags"] == ["PRP", "VBP", "RB", "."]
+    bad = _write(tmp_path, "bad.conllu", "1\tI\tI\tPRON\n")
+    assert "Expected 10 tab-separated columns" in _error(read_conllu, bad).message
+    bad = _write(tmp_path, "bad.conllu", "1\tI\tI\t_\tPRP\t_\t0\troot\t_\t_\n")
+    error = _error(read_conllu, bad)
+    assert error.line == 1 and "no UPOS" in error.message
+
+
+def test_jsonl(tmp_path):
+    records = [{"words": ["Peter", "runs"], "labels": ["B-PER", "O"]},
+               {"words": ["Rome"], "labels": ["B-LOC"]}]
+    path = _write(tmp_path, "d.jsonl", "\n".join(json.dumps(r) for r in records) + "\n\n")
+    sentences = read_tagged_file(path, tokens_key="words", tags_key="labels")
+    assert [s["tokens"] for s in sentences] == [["Peter", "runs"], ["Rome"]]
+    assert sentences[1]["source"] == f"{path}:2"
+
+    array = _write(tmp_path, "d.json", "[\n" + ",\n".join(
+        json.dumps({"tokens": r["words"], "tags": r["labels"]}) for r in records) + "\n]\n")
+    assert [s["source"] for s in read_tagged_file(array)] == [f"{array}:2", f"{array}:3"]
+
+    cases = [
+        ('{"tokens": [], "tags": []}', "Empty sentence"),
+        ('{"tokens": ["a", "b"], "tags": ["O"]}', "2 tokens but 1 tags"),
+        ('{"tokens": ["a"]}', "Missing key 'tags'"),
+        ('{"tokens": ["a"], "tags": ["Q-PER"]}', "'Q-PER' is not a valid BIO tag"),
+        ('{"tokens": ["a"], "tags": ["O"]', "Invalid JSON"),
+        ('["a"]', "Expected a JSON object"),
+    ]
+    for line, message in cases:
+        bad = _write(tmp_path, "bad.jsonl", '{"tokens": ["ok"], "tags": ["O"]}\n' + line + "\n")
+        error = _error(read_jsonl, bad)
+        assert error.line == 2 and message in error.message, (line, error)
+
+
+def test_file_errors(tmp_path):
+    error = _error(read_tagged_file, tmp_path / "missing.conll")
+    assert "File not found" in str(error) and error.path.endswith("missing.conll")
+    path = tmp_path / "latin1.conll"
+    path.write_bytes("caf\u00e9 O\n".encode("utf-8") + b"na\xefve O\n")
+    error = _error(read_tagged_file, path)
+    assert error.line == 2 and "Not valid UTF-8 (byte 0xef" in error.message
+    error = _error(read_tagged_file, _write(tmp_path, "data.csv", "a,O\n"))
+    assert "Cannot tell the format" in error.message
+    assert read_tagged_file(_write(tmp_path, "data.csv", "a O\n"), format="conll")[0][
+        "tags"] == ["O"]
+
+
+def test_hugging_face_dataset():
+    datasets = pytest.importorskip("datasets")
+    names = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    features = datasets.Features({
+        "tokens": datasets.Sequence(datasets.Value("string")),
+        "ner_tags": datasets.Sequence(datasets.ClassLabel(names=names)),
+    })
+    train = datasets.Dataset.from_dict(
+        {"tokens": [["Peter", "Black", "in", "Rome"], ["Hi"]], "ner_tags": [[1, 2, 0, 3], [0]]},
+        features=features, split="train")
+    corpus = datasets.DatasetDict({"train": train})
+    sentences = read_hf_dataset(corpus, split="train")
+    assert sentences[0] == {"tokens": ["Peter", "Black", "in", "Rome"],
+                            "tags": ["B-PER", "I-PER", "O", "B-LOC"],
+                            "source": "dataset[train]:0"}
+    assert sentences[1]["tags"] == ["O"]
+    assert "Expected split to be one of ['train']" in _error(read_hf_dataset, corpus).message
+    error = _error(read_hf_dataset, train, tags_column="labels")
+    assert "Column 'labels' not found" in error.message
+
+    strings = datasets.Dataset.from_dict({"words": [["a", "b"]], "tags": [["O", "I-X"]]})
+    stats = {}
+    sentences = read_hf_dataset(strings, tokens_column="words", tags_column="tags",
+                                repair=True, stats=stats)
+    assert sentences[0]["tags"] == ["O", "B-X"] and stats["repaired_tags"] == 1
+    error = _error(read_hf_dataset, strings, tokens_column="words", tags_column="tags")
+    assert error.path == "dataset[all]:0" and "(token 2)" in error.message
+
+
+def test_split_raw_text():
+    assert split_raw_text("Alice visited the U.S. in 2019, then 3.5 days in New York-based Acme!") \
+        == ["Alice", "visited", "the", "U.S.", "in", "2019", ",", "then", "3.5", "days", "in",
+            "New", "York-based", "Acme", "!"]
+    assert split_raw_text("我爱北京天安门。") == ["我", "爱", "北", "京", "天", "安", "门", "。"]
+    assert split_raw_text("我在Google工作了3年，很开心！") == [
+        "我", "在", "Google", "工", "作", "了", "3", "年", "，", "很", "开", "心", "！"]
+    assert split_raw_text("don't (really)") == ["don't", "(", "really", ")"]
+    assert split_raw_text("  ") == []

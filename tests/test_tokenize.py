@@ -1,0 +1,76 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from pipelines.config import TokenizerConfig
+from pipelines.stages.tokenize import TextTokenizer, fit_vocabulary, split_all, token_stats
+
+
+def split(text, **kwargs):
+    return split_all(TextTokenizer(**kwargs), [text])[0]
+
+
+def test_cjk_level_splits_han_characters_and_keeps_latin_words():
+    assert split("服务慢，但味道很好") == ["服", "务", "慢", "，", "但", "味", "道", "很", "好"]
+    assert split("我用iPhone 15拍照!") == ["我", "用", "iphone", "15", "拍", "照", "!"]
+
+
+def test_word_and_char_levels_and_punctuation_modes():
+    text = "The food, I don't know!"
+    assert split(text, level="word") == ["the", "food", ",", "i", "don't", "know", "!"]
+    assert split(text, level="word", punctuation="strip") == ["the", "food", "i", "don't", "know"]
+    assert split(text, level="word", punctuation="keep", lowercase=False) == [
+        "The", "food,", "I", "don't", "know!"]
+    assert split("ab  c", level="char") == ["a", "b", " ", "c"]
+    assert split("很好。", level="word", punctuation="strip") == ["很好"]  # full-width too
+
+
+def test_ids_padding_oov_and_truncation_policies():
+    vocab = ["a", "b", "c", "d"]  # ids 2..5
+    post = TextTokenizer(vocabulary=vocab, level="word", max_length=3)
+    pre = TextTokenizer(vocabulary=vocab, level="word", max_length=3, truncation="pre")
+    texts = tf.constant(["a b c d", "zzz b"])
+    assert post(texts).numpy().tolist() == [[2, 3, 4], [1, 3, 0]]
+    assert pre(texts).numpy().tolist() == [[3, 4, 5], [1, 3, 0]]
+
+
+def test_truncation_is_counted():
+    tok = TextTokenizer(vocabulary=["a"], level="word", max_length=2)
+    stats = token_stats(tok, ["a a a a", "a", "b b b"])
+    # lengths 4, 1, 3 → kept 2, 1, 2; cut examples 2, cut tokens 2 + 1
+    assert (stats.tokens, stats.kept_tokens) == (8, 5)
+    assert (stats.truncated_examples, stats.truncated_tokens) == (2, 3)
+    assert stats.oov_tokens == 2 and stats.oov_rate == pytest.approx(2 / 5)
+
+
+def test_vocabulary_is_fitted_on_given_texts_only_and_ordered_deterministically():
+    cfg = TokenizerConfig(level="word", max_tokens=5, min_count=1)
+    tok = fit_vocabulary(cfg, ["b a", "c b", "a d", "b"])
+    # counts: b 3, a 2, c 1, d 1 → b, a then ties alphabetically; cap 5 - 2 = 3 tokens
+    assert tok.get_vocabulary() == ["", "[UNK]", "b", "a", "c"]
+    cfg2 = TokenizerConfig(level="word", min_count=2)
+    assert fit_vocabulary(cfg2, ["b a", "c b", "a d", "b"]).vocabulary == ["b", "a"]
+
+
+def test_never_returns_zero_positions():
+    tok = TextTokenizer(vocabulary=["a"], level="word")
+    assert tok(tf.constant(["", "!!"])).shape[1] >= 1
+
+
+def test_saved_inside_a_model_and_reloaded_in_safe_mode(tmp_path):
+    tok = TextTokenizer(vocabulary=["服", "务", "good"], max_length=4)
+    text = keras.Input(shape=(), dtype="string")
+    model = keras.Model(text, tok(text))
+    model.save(tmp_path / "m.keras")
+    again = keras.saving.load_model(tmp_path / "m.keras", safe_mode=True)
+    x = tf.constant(["服务 good bad", "服"])
+    np.testing.assert_array_equal(model(x), again(x))
+    assert again.layers[-1].get_config()["vocabulary"] == ["服", "务", "good"]
+
+
+def test_invalid_arguments():
+    with pytest.raises(ValueError, match="Expected level to be one of"):
+        TextTokenizer(level="words")
+    with pytest.raises(ValueError, match="Expected truncation"):
+        TextTokenizer(truncation="middle")
