@@ -43,7 +43,8 @@ class CharWordFeatures(keras.layers.Layer):
                             ("embedding_dim", embedding_dim), ("units", units),
                             ("kernel_size", kernel_size)):
             if not isinstance(value, int) or value < 1:
-                raise ValueError(f"Expected {name} to be a positive int. Received: {name}={value!r}")
+                raise ValueError(
+                    f"Expected {name} to be a positive int. Received: {name}={value!r}")
         self.vocabulary_size = vocabulary_size
         self.method = method
         self.embedding_dim = embedding_dim

@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 _CONSTRAINTS = ("BIO", "BIOES")
 
@@ -44,6 +45,17 @@ def _allowed(tag_names, constraint):
     return transitions, start, end
 
 
+def _scan(step, initial, steps, reverse=False):
+    """Runs `carry = step(carry, steps[t])` over time; returns every carry, stacked.
+
+    `tf.scan`, not `keras.ops.scan`: in Keras 3.15 the TensorFlow `keras.ops.scan`
+    fails when the number of steps is unknown while tracing (tf.data batches of
+    different lengths): `'NoneType' object has no attribute
+    'assert_is_compatible_with'`.
+    """
+    return tf.scan(step, steps, initializer=initial, reverse=reverse)
+
+
 @keras.saving.register_keras_serializable(package="elman")
 class CRF(keras.layers.Layer):
     """Linear-chain CRF over per-position tag scores ("potentials").
@@ -51,7 +63,7 @@ class CRF(keras.layers.Layer):
     The score of a tag path `y` for potentials `x` [length, num_tags] is
     `start[y_0] + sum_t x[t, y_t] + sum_t transitions[y_(t-1), y_t] + end[y_last]`.
     Calling the layer returns the best path of each sentence (batched Viterbi in a
-    `keras.ops.scan`); `negative_log_likelihood` is the training loss (forward
+    `tf.scan`); `negative_log_likelihood` is the training loss (forward
     algorithm in log space). Masks are `True` for real tokens, right padded; padded
     positions decode to tag id 0. Everything is computed in float32.
 
@@ -183,11 +195,10 @@ class CRF(keras.layers.Layer):
             new = keras.ops.where(
                 first, start + potential, keras.ops.logsumexp(carried, axis=1) + potential
             )
-            alpha = keras.ops.where(keras.ops.logical_or(real, first), new, alpha)
-            return alpha, alpha
+            return keras.ops.where(keras.ops.logical_or(real, first), new, alpha)
 
         initial = keras.ops.zeros_like(potentials[:, 0, :])
-        alpha, _ = keras.ops.scan(step, initial, steps)
+        alpha = _scan(step, initial, steps)[-1]
         log_z = keras.ops.logsumexp(alpha + end, axis=1)
         return keras.ops.where(keras.ops.any(mask, axis=1), log_z, 0.0)
 
@@ -268,19 +279,25 @@ class CRF(keras.layers.Layer):
             pointers = keras.ops.where(
                 moved, keras.ops.cast(keras.ops.argmax(candidates, axis=1), "int32"), identity
             )
-            return (score, pointers), (score, pointers)
+            return score, pointers
 
         initial_score = keras.ops.zeros_like(potentials[:, 0, :])
         initial = (initial_score, keras.ops.zeros_like(initial_score, dtype="int32"))
-        (score, _), (_, pointers) = keras.ops.scan(forward, initial, steps)
-        final = score + end
+        scores, pointers = _scan(forward, initial, steps)
+        final = scores[-1] + end
         last = keras.ops.cast(keras.ops.argmax(final, axis=1), "int32")
+
+        # Backtrack from the end: tag[t] = pointers[t + 1][tag[t + 1]], and the last
+        # position follows an identity pointer so that it keeps `last`.
+        following = keras.ops.concatenate(
+            [pointers[1:], keras.ops.expand_dims(keras.ops.zeros_like(pointers[0]) + identity, 0)],
+            axis=0)
 
         def backward(tag, pointer):
             previous = keras.ops.take_along_axis(pointer, keras.ops.expand_dims(tag, 1), axis=1)
-            return keras.ops.squeeze(previous, 1), tag
+            return keras.ops.squeeze(previous, 1)
 
-        _, path = keras.ops.scan(backward, last, pointers, reverse=True)
+        path = _scan(backward, last, following, reverse=True)
         tags = keras.ops.where(mask, keras.ops.transpose(path, (1, 0)), 0)
         best = keras.ops.where(keras.ops.any(mask, axis=1), keras.ops.max(final, axis=1), 0.0)
         return tags, best

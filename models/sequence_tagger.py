@@ -97,7 +97,8 @@ class SequenceTagger(keras.Model):
         for name, value in (("vocabulary_size", vocabulary_size), ("num_tags", num_tags),
                             ("embedding_dim", embedding_dim)):
             if not isinstance(value, int) or value < 1:
-                raise ValueError(f"Expected {name} to be a positive int. Received: {name}={value!r}")
+                raise ValueError(
+                    f"Expected {name} to be a positive int. Received: {name}={value!r}")
         if char_features != "none" and (
             not isinstance(char_vocabulary_size, int) or char_vocabulary_size < 1
         ):

@@ -37,7 +37,8 @@ def test_decode_step_matches_teacher_forced_call(config):
     assert all(len(s) == (2 if model.cell == "lstm" else 1) for s in states)
     steps = []
     for t in range(TARGET_IN.shape[1]):
-        log_probs, states, weights = model.decode_step(TARGET_IN[:, t], states, enc_outputs, enc_mask)
+        step = model.decode_step(TARGET_IN[:, t], states, enc_outputs, enc_mask)
+        log_probs, states, weights = step
         assert (weights is None) == (model.attention == "none")
         steps.append(np.asarray(log_probs))
     expected = np.asarray(keras.ops.log_softmax(logits, axis=-1))

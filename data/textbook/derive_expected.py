@@ -84,7 +84,7 @@ def _act(name, v):
 
 
 def _choice(logits, candidates):
-    """Softmax is monotone: the highest logit has the highest probability; ties go to the earlier."""
+    """Softmax is monotone: the highest logit wins; a tie goes to the earlier candidate."""
     best = max(logits)
     return candidates[logits.index(best)]
 

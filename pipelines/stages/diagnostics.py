@@ -203,7 +203,8 @@ def gradient_flow_markdown(result, png_name="gradients.png", heading_level=2):
     Args:
         result: dict, from `gradient_flow`.
         png_name: str, the plot's path relative to the Markdown file. Default "gradients.png".
-        heading_level: int, the level of the section heading. Default 2.
+        heading_level: int, the level of the section heading; 0 leaves the heading out (for a
+            caller that writes its own). Default 2.
 
     Returns:
         str, the Markdown section.
@@ -211,13 +212,11 @@ def gradient_flow_markdown(result, png_name="gradients.png", heading_level=2):
     Example:
         >>> md = gradient_flow_markdown(gradient_flow(), png_name="gradients.png")
     """
-    h = "#" * heading_level
     cells = result["cells"]
     far = result["far_distance"]
     clip = result["clip_norm"]
-    lines = [
-        f"{h} Gradient flow",
-        "",
+    lines = [f"{'#' * heading_level} Gradient flow", ""] if heading_level else []
+    lines += [
         f"‖∂loss/∂x_t‖ against the distance from the last step, for Keras layers of width "
         f"{result['units']} on one random sequence of length {result['length']} "
         f"(seed {result['seed']}; loss = {result['loss']}). Dashed: after clipping by global "

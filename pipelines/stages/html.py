@@ -232,7 +232,8 @@ def markdown_to_html(markdown_text, base_dir="."):
             used_ids[slug] = used_ids.get(slug, 0) + 1
             if used_ids[slug] > 1:
                 slug = f"{slug}-{used_ids[slug]}"
-            blocks.append(f'<h{level} id="{html.escape(slug)}">{_inline(text, base_dir)}</h{level}>')
+            blocks.append(f'<h{level} id="{html.escape(slug)}">'
+                          f"{_inline(text, base_dir)}</h{level}>")
             i += 1
             continue
         if _HR.match(line):
@@ -294,7 +295,8 @@ def render_html(title, markdown_text, base_dir):
         str, a complete HTML document with a small embedded stylesheet.
 
     Example:
-        >>> page = render_html("Textbook", "# Textbook\\n\\n![A](case_a.png)", Path("reports/textbook"))
+        >>> md = "# Textbook\\n\\n![A](case_a.png)"
+        >>> page = render_html("Textbook", md, Path("reports/textbook"))
         >>> write_text_atomic(Path("reports/textbook/report.html"), page)
     """
     body = markdown_to_html(markdown_text, base_dir)

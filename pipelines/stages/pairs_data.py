@@ -327,8 +327,10 @@ def filter_pairs(pairs, max_source_len=None, max_target_len=None, dedupe=True, t
 
     >>> kept, dropped = filter_pairs(pairs, max_source_len=20, max_target_len=20)
     """
-    for arg_name, value in (("max_source_len", max_source_len), ("max_target_len", max_target_len)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+    limits = (("max_source_len", max_source_len), ("max_target_len", max_target_len))
+    for arg_name, value in limits:
+        bad_int = not isinstance(value, int) or isinstance(value, bool) or value < 1
+        if value is not None and bad_int:
             raise ValueError(
                 f"Expected {arg_name} to be a positive int or None. Received: {arg_name}={value!r}"
             )

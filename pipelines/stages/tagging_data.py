@@ -443,7 +443,8 @@ def read_tagged_file(path, format=None, **options):
         format = EXTENSIONS[suffix]
     readers = {"conll": read_conll, "conllu": read_conllu, "jsonl": read_jsonl}
     if format not in readers:
-        raise ValueError(f"Expected format to be one of {set(FORMATS)}. Received: format={format!r}")
+        raise ValueError(
+            f"Expected format to be one of {set(FORMATS)}. Received: format={format!r}")
     return readers[format](path, **options)
 
 

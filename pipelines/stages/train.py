@@ -25,6 +25,12 @@ from pipelines.stages.html import write_text_atomic
 STATE = "state.json"
 
 
+def _seed_variables(model):
+    # Keras does not save dropout seed-generator states in .keras files (3.15); they are
+    # kept in state.json so a resumed run draws the same dropout masks.
+    return [v for v in model.variables if v.path.endswith("seed_generator_state")]
+
+
 @dataclasses.dataclass
 class TrainResult:
     """What training produced."""
@@ -99,6 +105,7 @@ class _EpochCommitter(keras.callbacks.Callback):
         else:
             state["wait"] += 1
         state["files"] = files
+        state["seed_states"] = [v.numpy().tolist() for v in _seed_variables(self.model)]
         if state["wait"] >= self.patience:
             state["stopped_early"] = True
             self.model.stop_training = True
@@ -155,6 +162,12 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
         if state is not None:
             model = keras.saving.load_model(ckpt_dir / state["files"]["model"], safe_mode=True,
                                             custom_objects=custom_objects)
+            seeds = _seed_variables(model)
+            if len(seeds) != len(state.get("seed_states", [])):
+                raise UserError("the checkpoint does not match this model (dropout layers "
+                                "differ); start a new run", path=ckpt_dir)
+            for variable, value in zip(seeds, state["seed_states"]):
+                variable.assign(value)
             log(f"resuming after epoch {state['epoch']} from {ckpt_dir / state['files']['model']}")
         else:
             model = build_and_compile()
