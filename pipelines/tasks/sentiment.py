@@ -209,7 +209,8 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
 
         flow = gradient_flow(units=cfg.encoder.units, seed=cfg.train.seed)
         plot_gradient_flow(flow, report_dir / "gradient_flow.png")
-        body += "\n\n## Gradient flow\n\n" + gradient_flow_markdown(flow)
+        body += "\n\n## Gradient flow\n\n" + gradient_flow_markdown(
+            flow, png_name="gradient_flow.png", heading_level=0)
     body += "\n\n" + repro_md
     finished = datetime.datetime.now().isoformat(timespec="seconds")
     metrics = {
