@@ -57,13 +57,23 @@ def _config_file(task, value):
 
 def _data_overrides(args):
     data = {}
+    tagging = getattr(args, "task", None) == "tagging"
+    columns = ((("text_column", "tokens_column"), ("label_column", "tag_column")) if tagging
+               else (("text_column", "text_column"), ("label_column", "label_column")))
     for flag, key in (("data", "train"), ("validation", "validation"), ("test", "test"),
-                      ("text_column", "text_column"), ("label_column", "label_column")):
+                      *columns):
         value = getattr(args, flag, None)
         if value:
             data[key] = value
     if getattr(args, "skip_bad_rows", False):
+        if tagging:
+            raise UserError("--skip-bad-rows is not available for tagging: a sentence cannot "
+                            "lose a token; fix the file, or use --repair-bio for stray I-X tags")
         data["skip_bad_rows"] = True
+    if getattr(args, "repair_bio", False):
+        if not tagging:
+            raise UserError("--repair-bio applies to the tagging task only")
+        data["repair_bio"] = True
     train = {}
     if getattr(args, "strategy", None):
         train["strategy"] = args.strategy
@@ -97,8 +107,17 @@ def cmd_train(args):
         cfg = config_lib.load_config(args.task, _config_file(args.task, args.config), args.set,
                                      extra=_data_overrides(args))
     run_dir, report_dir, _ = runs.resolve_dirs(args.task, args.out, args.reports)
+    cleanup = None
+    if cfg.train.strategy == "multi-worker":  # only the chief writes the real folders
+        from pipelines.stages.distributed import worker_dirs
+
+        run_dir, report_dir, cleanup = worker_dirs(run_dir, report_dir, resume=args.resume)
     _quiet_tensorflow()
-    module.train(cfg, run_dir, report_dir, resume=args.resume, diagnose=args.diagnose)
+    try:
+        module.train(cfg, run_dir, report_dir, resume=args.resume, diagnose=args.diagnose)
+    finally:
+        if cleanup is not None:
+            cleanup()
     return 0
 
 
@@ -212,8 +231,9 @@ def build_parser():
     p.add_argument("--data", help="training file, or hub:NAME for a Hugging Face dataset")
     p.add_argument("--validation", help="validation file (default: carved from train)")
     p.add_argument("--test", help="test file")
-    p.add_argument("--text-column", help="column with the text")
-    p.add_argument("--label-column", help="column with the label")
+    p.add_argument("--text-column", help="column with the text (tagging: the tokens key)")
+    p.add_argument("--label-column",
+                   help="column with the label (tagging: the tag column or key)")
     p.add_argument("--out", help="run folder (default runs/TASK/<time>)")
     p.add_argument("--reports", default="reports", help="reports root (default reports)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -221,6 +241,9 @@ def build_parser():
     p.add_argument("--resume", action="store_true", help="continue an interrupted run (--out)")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip malformed rows (counted and listed in the report)")
+    p.add_argument("--repair-bio", action="store_true",
+                   help="tagging: read a stray I-X (after O or another type) as B-X; counted "
+                        "in the report")
     p.add_argument("--strategy", choices=["default", "mirrored", "multi-worker"])
     p.add_argument("--mixed-precision", choices=["none", "float16", "bfloat16"])
     p.add_argument("--diagnose", action="store_true", help="add gradient-flow diagnostics")

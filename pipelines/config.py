@@ -77,6 +77,7 @@ class TrainConfig:
     batch_size: int = 32  # global batch size (split across replicas)
     learning_rate: float = 0.002  # Adam learning rate
     clipnorm: float = 1.0  # gradient clipping by global norm; 0 disables it
+    weight_decay: float = 0.0  # decoupled weight decay (AdamW style); 0 disables it
     patience: int = 3  # early stopping: epochs without validation improvement
     monitor: str = "val_loss"  # the quantity early stopping and the best checkpoint watch
     seed: int = 1234  # seeds Python, NumPy and TensorFlow; op determinism is enabled
@@ -85,6 +86,7 @@ class TrainConfig:
     strategy: str = "default"  # default, mirrored or multi-worker
     mixed_precision: str = "none"  # none, float16 or bfloat16
     threads: int = 0  # CPU intra-op threads; 0: one per core
+    max_minutes: float = 0.0  # time budget: no epoch starts that would end past it; 0: none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,16 +127,20 @@ _CHOICES = {
 
 
 def register(task, cls, choices=None):
-    """Registers a task's config class (and the allowed values of its string fields)."""
+    """Registers a task's config class (and the allowed values of its string fields).
+
+    `choices` apply to this task only ("data.format" may differ between tasks); they
+    take precedence over the shared ones above for the same key.
+    """
     CONFIG_CLASSES[task] = cls
-    _CHOICES.update(choices or {})
+    _CHOICES.update({f"{task}:{key}": allowed for key, allowed in (choices or {}).items()})
 
 
-def _coerce(value, typ, key, source):
+def _coerce(value, typ, key, source, task=None):
     if dataclasses.is_dataclass(typ):
         if not isinstance(value, dict):
             raise UserError(f"'{key}' must be a table of settings, got {value!r}", path=source)
-        return _from_dict(typ, value, source, prefix=key + ".")
+        return _from_dict(typ, value, source, prefix=key + ".", task=task)
     if typ is bool:
         if isinstance(value, bool):
             return value
@@ -154,7 +160,8 @@ def _coerce(value, typ, key, source):
     )
 
 
-def _from_dict(cls, values, source=None, prefix=""):
+def _from_dict(cls, values, source=None, prefix="", task=None):
+    task = task or getattr(cls, "task", None)
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     kwargs = {}
@@ -165,8 +172,8 @@ def _from_dict(cls, values, source=None, prefix=""):
                 + ", ".join(prefix + n for n in sorted(names)),
                 path=source,
             )
-        kwargs[key] = _coerce(value, hints[key], prefix + key, source)
-        allowed = _CHOICES.get(prefix + key)
+        kwargs[key] = _coerce(value, hints[key], prefix + key, source, task)
+        allowed = _CHOICES.get(f"{task}:{prefix}{key}", _CHOICES.get(prefix + key))
         if allowed and kwargs[key] not in allowed:
             raise UserError(
                 f"'{prefix}{key}' must be one of {', '.join(allowed)}; got {kwargs[key]!r}",

@@ -67,7 +67,7 @@ def read_state(run_dir):
 class _EpochCommitter(keras.callbacks.Callback):
     """Commits every epoch, tracks the best, stops early and on a NaN loss."""
 
-    def __init__(self, ckpt_dir, state, monitor, patience, chief=True):
+    def __init__(self, ckpt_dir, state, monitor, patience, chief=True, max_seconds=0.0):
         super().__init__()
         self.ckpt_dir = Path(ckpt_dir)
         self.state = state
@@ -75,6 +75,12 @@ class _EpochCommitter(keras.callbacks.Callback):
         self.patience = patience
         self.chief = chief
         self.nan_at = None
+        self.max_seconds = max_seconds  # time budget of this process's epochs; 0: none
+        self.began = self.epoch_began = time.perf_counter()
+        self.out_of_time = False
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch_began = time.perf_counter()
 
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
@@ -109,6 +115,10 @@ class _EpochCommitter(keras.callbacks.Callback):
         if state["wait"] >= self.patience:
             state["stopped_early"] = True
             self.model.stop_training = True
+        now = time.perf_counter()
+        if self.max_seconds and now - self.began + (now - self.epoch_began) > self.max_seconds:
+            self.out_of_time = True  # the next epoch would end past the budget
+            self.model.stop_training = True
         if self.chief:
             _save_model_atomic(self.model, self.ckpt_dir / files["model"])
             if improved:
@@ -141,7 +151,10 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
         run_dir: Path, the run folder (checkpoints/ and logs/ are written there).
         resume: bool, continue from the last committed epoch.
         strategy: tf.distribute.Strategy to build under, or None.
-        chief: bool, whether this process writes files (False on non-chief workers).
+        chief: bool, whether this process writes files. With a multi-worker strategy
+            every worker writes its own run_dir (a temporary one on non-chief workers,
+            see pipelines.stages.distributed.worker_dirs) and the epochs run in
+            pipelines.stages.multi_worker.fit_epochs instead of model.fit.
         log: callable for progress messages.
         tensorboard: bool, write TensorBoard logs. Default True.
         custom_objects: dict passed to load_model on resume (registered classes
@@ -173,10 +186,15 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
             model = build_and_compile()
             state = {"epoch": 0, "best": None, "best_epoch": 0, "wait": 0, "history": {},
                      "stopped_early": False, "files": {}}
+    from pipelines.stages import runtime
+
+    multi_worker = strategy is not None and runtime.is_multi_worker(strategy)
+    runtime.cudnn_report(model, lengths, log)  # says when a setting disables cuDNN
     start = state["epoch"]
     done = state.get("stopped_early") or start >= cfg.epochs
     seconds, tokens = 0.0, 0
-    committer = _EpochCommitter(ckpt_dir, state, cfg.monitor, cfg.patience, chief)
+    committer = _EpochCommitter(ckpt_dir, state, cfg.monitor, cfg.patience, chief,
+                                60.0 * getattr(cfg, "max_minutes", 0.0))
     if not done:
         plans = [plan_epoch(lengths, cfg.batch_size, cfg.seed, e, cfg.bucketing)
                  for e in range(start, cfg.epochs)]
@@ -187,16 +205,30 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
             callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir / "logs" / "tb"),
                                                          write_graph=False))
         began = time.perf_counter()
-        model.fit(dataset, epochs=cfg.epochs, initial_epoch=start, steps_per_epoch=steps,
-                  validation_data=validation, callbacks=callbacks, shuffle=False,
-                  verbose=2 if os.environ.get("CI") else 1)
+        if multi_worker:  # model.fit is broken under MultiWorkerMirroredStrategy (Keras 3)
+            from pipelines.stages.multi_worker import fit_epochs
+
+            fit_epochs(model, strategy, dataset, steps, start, cfg.epochs, validation,
+                       [committer], log, run_dir / "logs" / "tb" if tensorboard else None)
+        else:
+            model.fit(dataset, epochs=cfg.epochs, initial_epoch=start, steps_per_epoch=steps,
+                      validation_data=validation, callbacks=callbacks, shuffle=False,
+                      verbose=2 if os.environ.get("CI") else 1)
         seconds = time.perf_counter() - began
         tokens = int(np.sum(lengths)) * (state["epoch"] - start)
+        if committer.out_of_time and state["epoch"] < cfg.epochs:
+            log(f"stopped after epoch {state['epoch']}: the next epoch would pass "
+                f"train.max_minutes={cfg.max_minutes:g} (--resume continues)")
         if committer.nan_at is not None:
             epoch, batch = committer.nan_at
             raise UserError(f"training stopped: the loss became NaN at epoch {epoch}, batch "
                             f"{batch}; lower train.learning_rate or keep train.clipnorm on "
                             f"(the last good epoch is kept in {ckpt_dir})")
+    if multi_worker and state["files"].get("model"):
+        # a plain copy outside the strategy, for prediction and export (each worker reads
+        # its own checkpoint: the chief's run folder, or a non-chief's temporary one)
+        model = keras.saving.load_model(ckpt_dir / state["files"]["model"], safe_mode=True,
+                                        custom_objects=custom_objects)
     if state["files"].get("best"):
         model.load_weights(ckpt_dir / state["files"]["best"])
     del tf

@@ -140,7 +140,8 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
             word_dropout=cfg.embedding.dropout, name="sentiment_classifier")
         model.compile(
             optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
-                                            global_clipnorm=cfg.train.clipnorm or None),
+                                            global_clipnorm=cfg.train.clipnorm or None,
+                                            weight_decay=cfg.train.weight_decay or None),
             loss="sparse_categorical_crossentropy", metrics=["accuracy"])
         return model
 

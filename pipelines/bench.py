@@ -1,0 +1,654 @@
+"""`elman bench`: speed measured side by side in one process, on this machine.
+
+Rows (all ratios are measured in the same run, on the same data and model size):
+
+1. Training tokens/s (non-padding tokens) of elman's sentiment pipeline (seeded
+   length-bucketed batch plans served by tf.data, masks, SentimentClassifier)
+   against a reference written the way the common examples do it: every example
+   padded to a fixed maxlen of 200 with `keras.utils.pad_sequences`, no bucketing,
+   a plain `keras.Sequential` Embedding → Bidirectional(LSTM) → Dense → Dense fed
+   NumPy arrays. Same vocabulary, embedding size, units, head, optimizer, batch
+   size. Target: ≥ 5×.
+2. The share of step time the input pipeline costs: the same compiled train step
+   run on pre-materialised batches (model only) and on batches coming through
+   the tf.data pipeline (gather + pad + prefetch). Target: ≤ 10%.
+3. The recurrent layers' achieved FLOP/s (matmul FLOPs per token: LSTM
+   2·4·(in+units)·units per direction, GRU 2·3·(in+units)·units; training ≈ 3×
+   forward) against a dense float32 matmul measured in the same run.
+4. The decoding and generation ratios of the translation and language-model
+   pipelines, and the tagger's speeds (each task module's `benchmark()`).
+5. Issue 2's sentiment rows: training tokens/s and prediction sentences/s
+   (raw strings through the exported inference model) on the toy and SST-2 data.
+
+Throughputs are steady-state: the first batch of each timed run (tracing) is
+excluded, identically for every pipeline. Nothing here is a test: CI only checks
+that the bench runs and writes `reports/bench/bench.json`.
+"""
+
+import importlib
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MAXLEN = 200  # the reference pipeline's fixed length (the common examples' choice)
+TASK_MODULES = (("tagging", "pipelines.tasks.tagging"),
+                ("translation", "pipelines.tasks.translation"),
+                ("lm", "pipelines.tasks.language_model"))
+
+
+# ---------------------------------------------------------------- machine facts
+
+def cpu_model():
+    """The CPU's model name (from /proc/cpuinfo on Linux)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_facts():
+    """CPU, cores, load, TensorFlow/Keras versions and the device the bench ran on."""
+    import keras
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    names = []
+    for gpu in gpus:
+        try:
+            names.append(tf.config.experimental.get_device_details(gpu).get("device_name",
+                                                                            gpu.name))
+        except (RuntimeError, ValueError):
+            names.append(gpu.name)
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {
+        "cpu_model": cpu_model(),
+        "cpu_cores": os.cpu_count(),
+        "cpu_cores_usable": usable,
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()]
+        if hasattr(os, "getloadavg") else None,
+        "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+        "device": f"GPU x{len(gpus)} ({', '.join(names)})" if gpus else "CPU",
+    }
+
+
+# ---------------------------------------------------------------- data
+
+def _resolve(path):
+    path = Path(path)
+    return path if path.exists() or path.is_absolute() else ROOT / path
+
+
+def load_sentiment(preset):
+    """(config, splits) of a sentiment preset, or (config, None) when its data is absent."""
+    import dataclasses
+
+    from pipelines import config as config_lib
+    from pipelines.stages import data as data_stage
+
+    cfg = config_lib.load_config("sentiment", config_lib.preset_path("sentiment", preset))
+    data = cfg.data
+    paths = {k: getattr(data, k) for k in ("train", "validation", "test") if getattr(data, k)}
+    if not all(_resolve(p).is_file() for p in paths.values()):
+        return cfg, None
+    data = dataclasses.replace(data, **{k: str(_resolve(p)) for k, p in paths.items()})
+    cfg = dataclasses.replace(cfg, data=data)
+    return cfg, data_stage.load_classification_splits(cfg.data, cfg.train.seed)
+
+
+def _encode(tokenizer, texts):
+    from pipelines.tasks.sentiment import _ids
+
+    ids = _ids(tokenizer, texts)
+    return ids, ids.row_lengths().numpy()
+
+
+# ---------------------------------------------------------------- timing helpers
+
+def _batch_clock():
+    """A Keras callback recording when each training batch ends (`.ends`)."""
+    import keras
+
+    class BatchClock(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.ends = []
+
+        def on_train_batch_end(self, batch, logs=None):
+            self.ends.append(time.perf_counter())
+
+    return BatchClock()
+
+
+def _steady_rate(clock, batch_tokens):
+    """Tokens/s over batches 2..N (the first batch holds tracing and set-up)."""
+    ends = clock.ends
+    if len(ends) < 2:
+        return 0.0
+    return float(sum(batch_tokens[1:len(ends)]) / (ends[-1] - ends[0]))
+
+
+def lstm_flops_per_token(input_dim, units, cell="lstm", directions=2):
+    """Forward matmul FLOPs per token of one recurrent layer (all directions)."""
+    gates = {"lstm": 4, "gru": 3, "rnn": 1}[cell]
+    return 2 * gates * (input_dim + units) * units * directions
+
+
+def dense_matmul_flops(n=1024, repeats=10):
+    """FLOP/s of an n×n float32 matmul (best of `repeats` timed calls)."""
+    import tensorflow as tf
+
+    a = tf.random.stateless_normal([n, n], seed=[1, 2])
+    b = tf.random.stateless_normal([n, n], seed=[3, 4])
+    matmul = tf.function(lambda x, y: tf.reduce_sum(tf.matmul(x, y)))
+    float(matmul(a, b))
+    best = float("inf")
+    for _ in range(repeats):
+        began = time.perf_counter()
+        float(matmul(a, b))
+        best = min(best, time.perf_counter() - began)
+    return 2.0 * n ** 3 / best
+
+
+def small_matmul_flops(rows, inner, cols, repeats=200):
+    """FLOP/s of the [rows, inner] × [inner, cols] matmul an LSTM step does, in a loop."""
+    import tensorflow as tf
+
+    a = tf.random.stateless_normal([rows, inner], seed=[5, 6])
+    b = tf.random.stateless_normal([inner, cols], seed=[7, 8])
+
+    @tf.function
+    def chain(x, w):
+        total = tf.zeros([], x.dtype)
+        for _ in tf.range(repeats):
+            total += tf.reduce_sum(tf.matmul(x, w)[:, :1])
+        return total
+
+    float(chain(a, b))
+    best = float("inf")
+    for _ in range(3):
+        began = time.perf_counter()
+        float(chain(a, b))
+        best = min(best, time.perf_counter() - began)
+    return 2.0 * rows * inner * cols * repeats / best
+
+
+# ---------------------------------------------------------------- models
+
+def _ours(vocab, embedding_dim, units, hidden, pooling="last", dropout=0.0, head_dropout=0.0,
+          cell="lstm"):
+    import keras
+
+    from models.sentiment_classifier import SentimentClassifier
+
+    model = SentimentClassifier(vocab, 2, embedding_dim=embedding_dim, cell=cell, units=units,
+                                dropout=dropout, pooling=pooling, hidden=hidden,
+                                head_dropout=head_dropout, name="elman_sentiment")
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy")
+    return model
+
+
+def _reference(vocab, embedding_dim, units, hidden):
+    """The common-examples model: fixed-length input, no masking, Sequential."""
+    import keras
+
+    model = keras.Sequential([
+        keras.Input(shape=(MAXLEN,), dtype="int32"),
+        keras.layers.Embedding(vocab, embedding_dim),
+        keras.layers.Bidirectional(keras.layers.LSTM(units)),
+        keras.layers.Dense(hidden, activation="relu"),
+        keras.layers.Dense(2, activation="softmax"),
+    ], name="reference")
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy")
+    return model
+
+
+# ---------------------------------------------------------------- rows 1-3
+
+def pipeline_vs_reference(ids, labels, lengths, vocab, rounds, ref_batches, dims, seed=1234,
+                          log=print):
+    """Row 1 (and the numbers row 3 needs): elman vs the reference, tokens/s."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from pipelines.stages.batching import dataset_from_plan, plan_epoch
+
+    embedding_dim, units, hidden, batch = dims
+    y = tf.constant(labels, tf.int32)
+    ours = _ours(vocab, embedding_dim, units, hidden)
+    ref = _reference(vocab, embedding_dim, units, hidden)
+    # the reference's input: keras.utils.pad_sequences (pre-padding, pre-truncation)
+    padded = keras.utils.pad_sequences(ids.to_list(), maxlen=MAXLEN).astype("int32")
+    y_np = np.asarray(labels, "int32")
+    rng = np.random.default_rng(seed)
+    clipped = np.minimum(lengths, MAXLEN)
+
+    # warm-up: trace both train functions (ours on several lengths: it relaxes shapes)
+    warm = plan_epoch(lengths, batch, seed, 99)[:4]
+    ours.fit(dataset_from_plan(ids, y, warm), epochs=1, verbose=0)
+    ref.fit(padded[:2 * batch], y_np[:2 * batch], batch_size=batch, epochs=1, verbose=0)
+
+    ours_rates, ref_rates = [], []
+    for r in range(rounds):
+        plan = plan_epoch(lengths, batch, seed, r)
+        clock = _batch_clock()
+        ours.fit(dataset_from_plan(ids, y, plan), epochs=1, verbose=0, callbacks=[clock],
+                 shuffle=False)
+        ours_rates.append(_steady_rate(clock, [int(lengths[b].sum()) for b in plan]))
+        pick = rng.permutation(len(lengths))[:ref_batches * batch]
+        clock = _batch_clock()
+        ref.fit(padded[pick], y_np[pick], batch_size=batch, epochs=1, verbose=0,
+                callbacks=[clock], shuffle=False)
+        ref_rates.append(_steady_rate(
+            clock, [int(clipped[pick[i:i + batch]].sum()) for i in range(0, len(pick), batch)]))
+        log(f"  round {r + 1}: elman {ours_rates[-1]:,.0f} tokens/s, reference "
+            f"{ref_rates[-1]:,.0f} tokens/s")
+    best_ours, best_ref = max(ours_rates), max(ref_rates)
+    real_share = float(clipped.sum() / (MAXLEN * len(lengths)))
+    return {
+        "model": f"Embedding {embedding_dim} -> BiLSTM({units}) -> Dense({hidden}) -> "
+                 f"softmax(2), batch {batch}, Adam",
+        "elman_params": int(ours.count_params()),
+        "reference_params": int(ref.count_params()),
+        "elman_tokens_per_s": best_ours,
+        "reference_tokens_per_s": best_ref,
+        "elman_tokens_per_s_rounds": ours_rates,
+        "reference_tokens_per_s_rounds": ref_rates,
+        "reference_real_token_share": real_share,
+        "reference_padded_positions_per_s": best_ref / real_share if real_share else 0.0,
+        "speedup": best_ours / best_ref if best_ref else 0.0,
+        "target": 5.0,
+        "meets_target": bool(best_ref and best_ours / best_ref >= 5.0),
+        "rounds": rounds,
+        "reference_batches_timed": ref_batches,
+        "_model": ours,
+    }
+
+
+def input_pipeline_share(model, ids, labels, lengths, batch, rounds, max_batches, seed=1234):
+    """Row 2: share of the step time spent waiting for the tf.data pipeline."""
+    import tensorflow as tf
+
+    from pipelines.stages.batching import dataset_from_plan, plan_epoch
+
+    y = tf.constant(labels, tf.int32)
+    plan = plan_epoch(lengths, batch, seed, 7)[:max_batches]
+    materialised = list(dataset_from_plan(ids, y, plan))  # padded tensors in memory
+    step = tf.function(model.train_step, reduce_retracing=True)
+
+    def run(batches):
+        began = time.perf_counter()
+        for b in batches:
+            logs = step(b)
+        float(tf.nest.flatten(logs)[0])
+        return time.perf_counter() - began
+
+    def pipeline():
+        # made and started outside the timer: `fit` builds one pipeline per training
+        # run (all epochs), so its start-up is not a per-step cost (reported apart)
+        began = time.perf_counter()
+        iterator = iter(dataset_from_plan(ids, y, plan))
+        startup.append(time.perf_counter() - began)
+        return (next(iterator) for _ in range(len(plan)))
+
+    startup = []
+    run(materialised[:4])  # trace
+    run(materialised[4:8])
+    model_only, full = [], []
+    for _ in range(rounds):
+        model_only.append(run(materialised))
+        full.append(run(pipeline()))
+    pipeline_alone = []
+    for _ in range(rounds):
+        batches = pipeline()
+        began = time.perf_counter()
+        for _b in batches:
+            pass
+        pipeline_alone.append(time.perf_counter() - began)
+    m, f = min(model_only), min(full)
+    share = (f - m) / f if f else 0.0
+    return {
+        "batches": len(plan),
+        "model_only_s": m,
+        "full_step_s": f,
+        "pipeline_alone_s": min(pipeline_alone),
+        "pipeline_startup_s": min(startup),
+        "share": share,
+        "target": 0.10,
+        "meets_target": bool(share <= 0.10),
+        "model_only_s_rounds": model_only,
+        "full_step_s_rounds": full,
+    }
+
+
+def isolated_recurrent_flops(embedding_dim, units, length, batch, repeats):
+    """FLOP/s of the BiLSTM alone, forward + backward on a dense batch (no mask)."""
+    import keras
+    import tensorflow as tf
+
+    layer = keras.layers.Bidirectional(keras.layers.LSTM(units))
+    x = tf.random.stateless_normal([batch, length, embedding_dim], seed=[9, 9])
+    layer(x)
+
+    @tf.function
+    def fwd_bwd(inputs):
+        with tf.GradientTape() as tape:
+            out = tf.reduce_sum(layer(inputs, training=True))
+        grads = tape.gradient(out, layer.trainable_variables)
+        return out + tf.add_n([tf.reduce_sum(g) for g in grads])
+
+    float(fwd_bwd(x))
+    best = float("inf")
+    for _ in range(repeats):
+        began = time.perf_counter()
+        float(fwd_bwd(x))
+        best = min(best, time.perf_counter() - began)
+    flops = 3 * lstm_flops_per_token(embedding_dim, units) * batch * length
+    return flops / best
+
+
+def recurrent_flops(row1, dims, mean_length, quick):
+    """Row 3: recurrent FLOP/s (useful and executed) against a dense matmul's FLOP/s."""
+    embedding_dim, units, hidden, batch = dims
+    per_token = 3 * lstm_flops_per_token(embedding_dim, units)  # training: fwd + bwd
+    dense = dense_matmul_flops(1024, 5 if quick else 10)
+    step_shape = small_matmul_flops(batch, embedding_dim + units, 4 * units,
+                                    100 if quick else 300)
+    ours = row1["elman_tokens_per_s"] * per_token
+    ref_executed = row1["reference_padded_positions_per_s"] * per_token
+    isolated = isolated_recurrent_flops(embedding_dim, units, max(int(round(mean_length)), 2),
+                                        batch, 3 if quick else 10)
+    return {
+        "training_flops_per_token": per_token,
+        "formula": "LSTM: 2*4*(in+units)*units per direction per token; x2 directions; "
+                   "training = 3x forward",
+        "dense_matmul_1024_flops_per_s": dense,
+        "lstm_step_matmul_flops_per_s": step_shape,
+        "lstm_step_matmul_shape": [batch, embedding_dim + units, 4 * units],
+        "elman_recurrent_flops_per_s": ours,
+        "reference_executed_flops_per_s": ref_executed,
+        "reference_useful_flops_per_s": row1["reference_tokens_per_s"] * per_token,
+        "isolated_bilstm_flops_per_s": isolated,
+        "isolated_length": max(int(round(mean_length)), 2),
+        "ratio": ours / dense if dense else 0.0,
+        "reference_executed_ratio": ref_executed / dense if dense else 0.0,
+        "isolated_ratio": isolated / dense if dense else 0.0,
+    }
+
+
+# ---------------------------------------------------------------- row 4: tasks
+
+def task_benchmarks(quick, log=print):
+    """Calls `benchmark(quick)` of each task module that has one."""
+    out = {}
+    for name, module_name in TASK_MODULES:
+        if importlib.util.find_spec(module_name) is None:
+            out[name] = {"skipped": f"{module_name} does not exist yet"}
+            continue
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as err:  # a task being written elsewhere must not stop the bench
+            out[name] = {"skipped": f"import failed: {type(err).__name__}: {err}"}
+            continue
+        if not hasattr(module, "benchmark"):
+            out[name] = {"skipped": f"{module_name} has no benchmark()"}
+            continue
+        log(f"[4] {name}.benchmark(quick={quick}) ...")
+        began = time.perf_counter()
+        try:
+            result = module.benchmark(quick=quick)
+            out[name] = _jsonable(result)
+        except Exception as err:
+            out[name] = {"error": f"{type(err).__name__}: {err}"}
+        out[name]["_seconds"] = round(time.perf_counter() - began, 1)
+    return out
+
+
+# ---------------------------------------------------------------- row 5: sentiment rows
+
+def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=print):
+    """Training tokens/s and prediction sentences/s of a preset's sentiment model."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from models.sentiment_classifier import SentimentClassifier
+    from pipelines.stages.batching import dataset_from_plan, plan_epoch
+    from pipelines.stages.tokenize import fit_vocabulary
+    from pipelines.tasks.sentiment import build_inference_model
+
+    train = splits["train"]
+    tokenizer = fit_vocabulary(cfg.tokenizer, train.texts)
+    ids, lengths = _encode(tokenizer, train.texts)
+    names = sorted(set(train.labels))
+    y = tf.constant([names.index(v) for v in train.labels], tf.int32)
+    e, h = cfg.encoder, cfg.head
+    model = SentimentClassifier(tokenizer.vocabulary_size, len(names),
+                                embedding_dim=cfg.embedding.dim, cell=e.cell, units=e.units,
+                                num_layers=e.num_layers, bidirectional=e.bidirectional,
+                                dropout=e.dropout, merge_mode=e.merge_mode, pooling=h.pooling,
+                                hidden=h.hidden, head_dropout=h.dropout, name="classifier")
+    model.compile(optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
+                                                  global_clipnorm=cfg.train.clipnorm or None),
+                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    batch = cfg.train.batch_size
+    model.fit(dataset_from_plan(ids, y, plan_epoch(lengths, batch, 1, 99)[:4]), verbose=0)
+    rates = []
+    for epoch in range(epochs_timed):
+        plan = plan_epoch(lengths, batch, cfg.train.seed, epoch)
+        clock = _batch_clock()
+        model.fit(dataset_from_plan(ids, y, plan), epochs=1, verbose=0, callbacks=[clock])
+        rates.append(_steady_rate(clock, [int(lengths[b].sum()) for b in plan]))
+    inference = build_inference_model(tokenizer, model)
+    texts = (splits.get("test") or splits["validation"]).texts
+    strings = tf.constant(texts)
+    inference.predict(strings[:256], batch_size=256, verbose=0)
+    best = float("inf")
+    for _ in range(predict_repeats):
+        began = time.perf_counter()
+        inference.predict(strings, batch_size=256, verbose=0)
+        best = min(best, time.perf_counter() - began)
+    row = {
+        "data": label, "train_examples": len(train.texts),
+        "mean_tokens": float(np.mean(lengths)),
+        "model": f"{e.num_layers}x{'Bi' if e.bidirectional else ''}{e.cell.upper()}({e.units}),"
+                 f" embedding {cfg.embedding.dim}, pooling {h.pooling}, batch {batch}",
+        "train_tokens_per_s": max(rates),
+        "predict_sentences": len(texts),
+        "predict_sentences_per_s": len(texts) / best,
+    }
+    log(f"[5] sentiment on {label}: {row['train_tokens_per_s']:,.0f} training tokens/s, "
+        f"{row['predict_sentences_per_s']:,.0f} sentences/s predicted")
+    return row
+
+
+# ---------------------------------------------------------------- output
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):
+        try:
+            return value.item()
+        except (ValueError, TypeError):
+            pass
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def _fmt(value):
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if abs(value) >= 1e9:
+            return f"{value / 1e9:,.2f} G"
+        if abs(value) >= 100:
+            return f"{value:,.0f}"
+        return f"{value:.3g}"
+    return str(value)
+
+
+def _flatten(prefix, value, rows):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not str(k).startswith("_"):
+                _flatten(f"{prefix}.{k}" if prefix else str(k), v, rows)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value):
+            _flatten(f"{prefix}[{i}]", v, rows)
+    else:
+        rows.append((prefix, _fmt(value) if not isinstance(value, list)
+                     else ", ".join(_fmt(v) for v in value)))
+
+
+def table(result):
+    """The terminal table: the headline rows, then every task's numbers."""
+    rows = []
+    m = result["machine"]
+    rows.append(("machine", f"{m['cpu_model']}, {m['cpu_cores']} cores "
+                            f"(load {m['load_average_at_start']}), {m['device']}, "
+                            f"TF {m['tensorflow']}"))
+    d = result["data"]
+    rows.append(("data", f"{d['name']} ({d['examples']} train sentences, mean "
+                         f"{d['mean_tokens']:.1f} tokens; {d['note']})"))
+    p = result["pipeline_vs_reference"]
+    rows.append(("[1] model", p["model"]))
+    rows.append(("[1] elman training tokens/s", _fmt(p["elman_tokens_per_s"])))
+    rows.append(("[1] reference training tokens/s (real tokens)",
+                 _fmt(p["reference_tokens_per_s"]) +
+                 f"  ({100 * p['reference_real_token_share']:.1f}% of its positions are real)"))
+    rows.append(("[1] speedup (target >= 5x)",
+                 f"{p['speedup']:.2f}x  {'meets' if p['meets_target'] else 'MISSES'} target"))
+    s = result["input_pipeline"]
+    rows.append(("[2] input pipeline share of step time (target <= 10%)",
+                 f"{100 * s['share']:.1f}%  (model only {s['model_only_s']:.2f} s, full "
+                 f"{s['full_step_s']:.2f} s, pipeline alone {s['pipeline_alone_s']:.2f} s, "
+                 f"{s['batches']} batches)  {'meets' if s['meets_target'] else 'MISSES'} "
+                 "target"))
+    f = result["recurrent_flops"]
+    rows.append(("[3] dense matmul 1024^3 FLOP/s", _fmt(f["dense_matmul_1024_flops_per_s"])))
+    rows.append(("[3] LSTM-step matmul " + "x".join(map(str, f["lstm_step_matmul_shape"])) +
+                 " FLOP/s", _fmt(f["lstm_step_matmul_flops_per_s"])))
+    rows.append(("[3] elman recurrent FLOP/s (useful) / dense",
+                 f"{_fmt(f['elman_recurrent_flops_per_s'])} / dense = {f['ratio']:.3f}"))
+    rows.append(("[3] reference recurrent FLOP/s (executed, padding included) / dense",
+                 f"{_fmt(f['reference_executed_flops_per_s'])} / dense = "
+                 f"{f['reference_executed_ratio']:.3f}"))
+    rows.append(("[3] BiLSTM alone, fwd+bwd, length "
+                 f"{f['isolated_length']} / dense",
+                 f"{_fmt(f['isolated_bilstm_flops_per_s'])} / dense = "
+                 f"{f['isolated_ratio']:.3f}"))
+    for name, values in result["tasks"].items():
+        flat = []
+        _flatten("", values, flat)
+        for key, value in flat:
+            rows.append((f"[4] {name}: {key}", value))
+    for row in result["sentiment"]:
+        rows.append((f"[5] sentiment {row['data']}: training tokens/s",
+                     _fmt(row["train_tokens_per_s"]) + f"  ({row['model']})"))
+        rows.append((f"[5] sentiment {row['data']}: prediction sentences/s",
+                     _fmt(row["predict_sentences_per_s"]) +
+                     f"  ({row['predict_sentences']} raw sentences, batch 256)"))
+    for name, reason in result.get("skipped", {}).items():
+        rows.append((f"skipped: {name}", reason))
+    width = max(len(r[0]) for r in rows)
+    lines = [f"{a.ljust(width)}  {b}" for a, b in rows]
+    return "\n".join(["elman bench" + (" (quick)" if result["quick"] else ""),
+                      "-" * min(width + 40, 120)] + lines)
+
+
+def run_bench(args):
+    """`elman bench [--quick] [--gpu] [--out DIR]`; returns the exit code."""
+    if getattr(args, "gpu", False):
+        from pipelines import gpu_check
+
+        return gpu_check.main(out_dir=getattr(args, "out", None))
+    quick = bool(getattr(args, "quick", False))
+    out_dir = Path(getattr(args, "out", None) or "reports/bench")
+    log = print
+    began = time.perf_counter()
+
+    from pipelines.config import TrainConfig
+    from pipelines.stages import runtime
+
+    runtime.configure(TrainConfig(), log=log)  # threads, seeds, determinism: as in training
+    import numpy as np
+
+    from pipelines.stages.tokenize import fit_vocabulary
+
+    result = {"quick": quick, "machine": machine_facts(), "skipped": {}}
+    toy_cfg, toy = load_sentiment("default")
+    sst_cfg, sst = (None, None) if quick else load_sentiment("sst2")
+    if sst is not None:
+        cfg, splits, name = sst_cfg, sst, "sst2"
+        note = f"SST-2 from {sst_cfg.data.train}"
+    else:
+        cfg, splits, name = toy_cfg, toy, "toy-en"
+        note = ("toy data (--quick)" if quick else
+                "toy data: ../shared/data/sst2 is not present, so SST-2 lengths are not used")
+        if not quick:
+            result["skipped"]["sst2"] = "../shared/data/sst2 not found; rows use the toy data"
+    texts, labels = splits["train"].texts, splits["train"].labels
+    import dataclasses
+
+    tok_cfg = dataclasses.replace(cfg.tokenizer, max_length=10_000)  # no truncation
+    tokenizer = fit_vocabulary(tok_cfg, texts)
+    ids, lengths = _encode(tokenizer, texts)
+    names = sorted(set(labels))
+    y = [names.index(v) for v in labels]
+    result["data"] = {"name": name, "note": note, "examples": len(texts),
+                      "mean_tokens": float(np.mean(lengths)),
+                      "max_tokens": int(np.max(lengths)),
+                      "vocabulary": tokenizer.vocabulary_size}
+    log(f"bench on {name}: {len(texts)} sentences, mean {np.mean(lengths):.1f} tokens")
+
+    dims = (128, 64, 64, 32)  # embedding, units, hidden, batch: the keras-io recipe's sizes
+    log("[1] elman pipeline vs the fixed-length reference ...")
+    row1 = pipeline_vs_reference(ids, y, lengths, tokenizer.vocabulary_size,
+                                 rounds=1 if quick else 2, ref_batches=6 if quick else 30,
+                                 dims=dims, log=log)
+    model = row1.pop("_model")
+    result["pipeline_vs_reference"] = row1
+    log("[2] input pipeline share ...")
+    result["input_pipeline"] = input_pipeline_share(
+        model, ids, y, lengths, dims[3], rounds=2 if quick else 3,
+        max_batches=24 if quick else 120)
+    log("[3] FLOP/s ...")
+    result["recurrent_flops"] = recurrent_flops(row1, dims, float(np.mean(lengths)), quick)
+    result["tasks"] = task_benchmarks(quick, log)
+    rows = []
+    if toy is not None:
+        rows.append(sentiment_row("toy-en", toy_cfg, toy, 1, 1 if quick else 3, log))
+    if sst is not None:
+        rows.append(sentiment_row("sst2", sst_cfg, sst, 1, 3, log))
+    elif not quick:
+        result["skipped"]["sentiment sst2 rows"] = "../shared/data/sst2 not found"
+    result["sentiment"] = rows
+    result["seconds"] = round(time.perf_counter() - began, 1)
+    result = _jsonable(result)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    from pipelines.stages.html import write_text_atomic
+
+    write_text_atomic(out_dir / "bench.json", json.dumps(result, indent=1, sort_keys=True) + "\n")
+    text = table(result)
+    write_text_atomic(out_dir / "bench.txt", text + "\n")
+    print()
+    print(text)
+    print(f"\nwrote {out_dir / 'bench.json'} ({result['seconds']} s)")
+    return 0

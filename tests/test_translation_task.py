@@ -1,0 +1,277 @@
+"""Translation task: one end-to-end CLI run (train → report → translate → export → evaluate),
+metric wiring against independent sacrebleu calls, detokenization, and user errors."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pipelines import cli
+from pipelines import config as config_lib
+from pipelines.tasks import translation
+from tests.conftest import ROOT, run_elman
+
+SUBJECTS = {"i": "我", "you": "你", "he": "他", "she": "她"}
+VERBS = {"like": "喜欢", "buy": "买"}
+OBJECTS = {"tea": "茶", "fish": "鱼", "books": "书", "rice": "米饭"}
+TINY = ["--set", "model.units=16", "--set", "model.embedding_dim=16", "--set",
+        "train.epochs=2", "--set", "train.batch_size=16", "--set", "eval.heatmaps=1",
+        "--set", "eval.samples=2"]
+
+
+def tiny_pairs():
+    return [(f"{s} {v} {o}", SUBJECTS[s] + VERBS[v] + OBJECTS[o])
+            for s in SUBJECTS for v in VERBS for o in OBJECTS]
+
+
+def write_tsv(path, pairs):
+    path.write_text("".join(f"{a}\t{b}\n" for a, b in pairs), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """One tiny CLI training run shared by the end-to-end checks below."""
+    root = tmp_path_factory.mktemp("translation")
+    pairs = tiny_pairs()
+    files = {"train": write_tsv(root / "train.tsv", pairs + pairs[:5]),  # 5 duplicates
+             "validation": write_tsv(root / "validation.tsv", pairs[::4]),
+             "test": write_tsv(root / "test.tsv", pairs[1::3])}
+    run, reports = root / "run", root / "reports"
+    result = run_elman(["train", "translation", "--data", files["train"], "--validation",
+                        files["validation"], "--test", files["test"], "--out", run,
+                        "--reports", reports, *TINY])
+    assert result.returncode == 0, result.stderr[-3000:]
+    return {"run": run, "report": reports / "translation" / "run", "files": files,
+            "pairs": pairs}
+
+
+def read_predictions(path):
+    with open(path, encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def test_train_writes_report_and_metrics_match_sacrebleu(trained):
+    import sacrebleu
+
+    report, run = trained["report"], trained["run"]
+    for name in ("report.md", "report.html", "metrics.json", "predictions.tsv",
+                 "learning_curves.png", "bleu_by_length_test.png", "attention_1.png"):
+        assert (report / name).is_file(), name
+    for name in ("model.keras", "tokenizers.json", "config.json", "run.json",
+                 "source_vocabulary.txt", "target_vocabulary.txt", "saved_model"):
+        assert (run / name).exists(), name
+    text = (report / "metrics.json").read_text(encoding="utf-8")
+    metrics = json.loads(text)
+    assert list(metrics) == sorted(metrics)
+    assert metrics["split"] == "test" and metrics["main_metric"] == "bleu"
+    counts = metrics["data"]["train"]["counts"]
+    assert counts["duplicates"] == 5 and counts["read"] == 37
+    assert metrics["data"]["train"]["pairs"] == 32
+    md = (report / "report.md").read_text(encoding="utf-8")
+    for needle in ("BLEU by source length", "Sample translations", "Attention", "## Data",
+                   "Reproducibility", "tok:zh"):
+        assert needle in md, needle
+
+    # The scores agree with sacrebleu called here on the written predictions.
+    rows = read_predictions(report / "predictions.tsv")
+    gold = [b for a, b in trained["pairs"][1::3]]
+    assert [r["reference"] for r in rows] == gold
+    hyps = [r["hypothesis"] for r in rows]
+    scores = metrics["scores"]
+    assert scores["pairs"] == len(gold)
+    assert scores["bleu"] == pytest.approx(
+        sacrebleu.corpus_bleu(hyps, [gold], tokenize="zh").score, abs=1e-9)
+    assert scores["chrf"] == pytest.approx(sacrebleu.corpus_chrf(hyps, [gold]).score, abs=1e-9)
+    # Chinese targets without spaces: token equality is string equality here.
+    assert scores["exact_match"] == sum(h == g for h, g in zip(hyps, gold)) / len(gold)
+
+
+def test_translate_args_stdin_beam_and_evaluate(trained, capsys):
+    run = trained["run"]
+    texts = ["i like tea", "she buys fish", "you like books"]
+    assert cli.main(["translate", str(run), *texts]) == 0
+    greedy = capsys.readouterr().out.splitlines()
+    assert len(greedy) == 3 and all(isinstance(t, str) for t in greedy)
+    # beam search of width 1 is greedy decoding
+    assert cli.main(["translate", str(run), "--beam", "1", *texts]) == 0
+    assert capsys.readouterr().out.splitlines() == greedy
+    assert cli.main(["translate", str(run), "--beam", "3", *texts]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 3
+    # many sentences from standard input, blank lines skipped, order kept
+    result = run_elman(["translate", run], stdin="i like tea\n\nshe buys fish\nyou like books\n")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.splitlines() == greedy
+
+    metrics = json.loads((trained["report"] / "metrics.json").read_text(encoding="utf-8"))
+    assert cli.main(["evaluate", str(run), "--json"]) == 0
+    out = capsys.readouterr().out
+    scores = json.loads(out[out.index("{"):])
+    for key in ("bleu", "chrf", "exact_match", "length_ratio", "pairs"):
+        assert scores[key] == pytest.approx(metrics["scores"][key], abs=1e-9), key
+
+
+FRESH_LOAD = r"""
+import json, os, sys
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+import tensorflow as tf
+served = tf.saved_model.load(sys.argv[1] + "/saved_model")
+out = served.serve(tf.constant(json.loads(sys.argv[2])))
+print(json.dumps([t.decode("utf-8") for t in out.numpy()], ensure_ascii=False))
+"""
+
+
+def test_saved_model_in_fresh_process_equals_translate_cli(trained, capsys):
+    run = trained["run"]
+    texts = ["i like tea", "he buys rice", "she likes books", "you buy fish", "i buy"]
+    assert cli.main(["translate", str(run), *texts]) == 0
+    expected = capsys.readouterr().out.splitlines()
+    fresh = subprocess.run([sys.executable, "-c", FRESH_LOAD, str(run), json.dumps(texts)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert fresh.returncode == 0, fresh.stderr[-2000:]
+    assert json.loads(fresh.stdout.strip().splitlines()[-1]) == expected
+
+
+# ------------------------------------------------------------------- fast unit tests
+
+
+def test_scores_wiring_against_independent_sacrebleu():
+    import sacrebleu
+
+    hyps = ["the cat sat on the mat", "a dog", "Hello world"]
+    refs = ["the cat sat on the mat", "a big dog", "hello world"]
+    hyp_tokens = [h.lower().split() for h in hyps]
+    ref_tokens = [r.lower().split() for r in refs]
+    for lowercase in (False, True):
+        scores, per_sentence, _ = translation.translation_scores(
+            hyps, refs, hyp_tokens, ref_tokens, "13a", lowercase)
+        assert scores["bleu"] == pytest.approx(
+            sacrebleu.corpus_bleu(hyps, [refs], tokenize="13a", lowercase=lowercase).score)
+        low = (lambda t: t.lower()) if lowercase else (lambda t: t)
+        assert scores["chrf"] == pytest.approx(sacrebleu.corpus_chrf(
+            [low(h) for h in hyps], [[low(r) for r in refs]]).score)
+        assert scores["length_ratio"] == pytest.approx(10 / 11)  # tokens: 6+2+2 over 6+3+2
+        assert scores["exact_match"] == pytest.approx(2 / 3)
+        assert per_sentence[0] == pytest.approx(100.0)
+    zh, _, _ = translation.translation_scores(["我爱你"], ["我爱他"], [["我", "爱", "你"]],
+                                              [["我", "爱", "他"]], "zh", False)
+    assert zh["bleu"] == pytest.approx(
+        sacrebleu.corpus_bleu(["我爱你"], [["我爱他"]], tokenize="zh").score)
+    assert zh["exact_match"] == 0.0
+
+
+def test_bleu_tokenizer_choice():
+    auto = translation.TranslationEvalConfig()
+    assert translation.bleu_tokenizer(auto, "zh") == "zh"
+    assert translation.bleu_tokenizer(auto, "zh-CN") == "zh"
+    assert translation.bleu_tokenizer(auto, "fr") == "13a"
+    assert translation.bleu_tokenizer(auto, "", ["我爱你", "好"]) == "zh"
+    fixed = translation.TranslationEvalConfig(bleu_tokenize="intl")
+    assert translation.bleu_tokenizer(fixed, "zh") == "intl"
+
+
+def test_ids_to_text_cuts_at_end_and_joins_by_level():
+    vocab = ["", "[UNK]", "<s>", "</s>", "peut", "-", "être", "我", "爱", "nlp", "l", "’", "a"]
+    ids = [[4, 5, 6, 3, 9, 9], [7, 8, 9, 3, 0, 0], [10, 11, 12, 2, 0, 0], [3, 7, 0, 0, 0, 0]]
+    tokens = translation.ids_to_tokens(ids, vocab, start_id=2, end_id=3)
+    assert [[t.decode() for t in row] for row in tokens.to_list()] == [
+        ["peut", "-", "être"], ["我", "爱", "nlp"], ["l", "’", "a"], []]
+
+    def text(level):
+        return [t.decode() for t in translation.tokens_to_text(tokens, level).numpy()]
+
+    assert text("word") == ["peut-être", "我 爱 nlp", "l’a", ""]
+    assert text("cjk") == ["peut - être", "我爱nlp", "l ’ a", ""]
+    assert text("char") == ["peut-être", "我爱nlp", "l’a", ""]
+
+
+def test_graph_caps_equal_decoding_caps():
+    import numpy as np
+
+    from pipelines.stages.decoding import length_caps
+
+    rng = np.random.default_rng(0)
+    source = rng.integers(0, 5, size=(50, 23)).astype(np.int32)
+    for ratio, offset, max_len in ((2.0, 5, 200), (1.3, 0, 9), (0.5, 2, None)):
+        got = translation._caps_graph(source, {"max_len_ratio": ratio, "max_len_offset": offset,
+                                               "max_len": max_len}).numpy()
+        assert got.tolist() == length_caps(source, max_len, ratio, offset).tolist()
+
+
+def test_length_buckets_cover_every_length():
+    lengths = [3, 3, 4, 5, 7, 9, 10, 30]
+    buckets = translation.length_buckets(lengths)
+    assert buckets[0][0] == 3 and buckets[-1][1] == 30
+    for (_, high), (low, _) in zip(buckets, buckets[1:]):
+        assert low == high + 1
+    assert sum(any(lo <= n <= hi for lo, hi in buckets) for n in lengths) == len(lengths)
+
+
+def test_train_filter_counts(tmp_path):
+    data = translation.TranslationDataConfig(max_source_len=3, max_target_len=4)
+    split = translation.PairSplit("train", [
+        {"source": "a b", "target": "x"}, {"source": "a b c d", "target": "x"},
+        {"source": "a b", "target": "x"}, {"source": "a", "target": "1 2 3 4 5"},
+        {"source": "c", "target": "y"}], "mem", "", {"read": 5})
+    translation.filter_train(split, [2, 4, 2, 1, 1], [1, 1, 1, 5, 0], data, seed=0)
+    assert [p["source"] for p in split.pairs] == ["a b"]
+    assert split.counts["too_long"] == 2 and split.counts["duplicates"] == 1
+    assert split.counts["empty_after_tokenizing"] == 1
+
+
+def test_config_format_choices_are_per_task():
+    cfg = config_lib.load_config("translation", None, ["data.format=parallel"])
+    assert cfg.data.format == "parallel"
+    assert config_lib.load_config("sentiment", None, ["data.format=csv"]).data.format == "csv"
+    with pytest.raises(Exception, match="must be one of"):
+        config_lib.load_config("translation", None, ["data.format=csv"])
+    preset = config_lib.load_config("translation", config_lib.preset_path(
+        "translation", "tatoeba-fra"))
+    assert preset.target_tokenizer.level == "word" and preset.eval.lowercase
+
+
+# ------------------------------------------------------------------------ user errors
+
+
+def assert_one_clear_error(capsys, args, *needles):
+    code = cli.main([str(a) for a in args])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("elman: error:")]
+    assert len(lines) == 1, err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_empty_side_is_an_error_with_file_and_line(tmp_path, capsys):
+    path = write_tsv(tmp_path / "pairs.tsv", [("i like tea", "我喜欢茶"), ("you like fish", " ")])
+    assert_one_clear_error(capsys, ["train", "translation", "--data", path, "--out",
+                                    tmp_path / "run"], "pairs.tsv:2", "empty target text")
+    path.write_text("i like tea\t我喜欢茶\n\t你喜欢鱼\n", encoding="utf-8")
+    assert_one_clear_error(capsys, ["train", "translation", "--data", path, "--out",
+                                    tmp_path / "run"], "pairs.tsv:2", "empty source text")
+
+
+def test_aligned_files_of_different_lengths(tmp_path, capsys):
+    (tmp_path / "train.en").write_text("i like tea\nyou like fish\nhe buys rice\n",
+                                       encoding="utf-8")
+    (tmp_path / "train.zh").write_text("我喜欢茶\n你喜欢鱼\n", encoding="utf-8")
+    assert_one_clear_error(capsys, ["train", "translation", "--data",
+                                    f"{tmp_path / 'train.en'},{tmp_path / 'train.zh'}",
+                                    "--out", tmp_path / "run"],
+                           "train.en:3", "3 lines", "2", "aligned")
+    # the prefix form names the files by language
+    assert_one_clear_error(capsys, ["train", "translation", "--data", tmp_path / "train",
+                                    "--set", "data.format=parallel", "--out", tmp_path / "r"],
+                           "train.en:3")
+
+
+def test_translate_errors(tmp_path, capsys, trained):
+    assert_one_clear_error(capsys, ["translate", tmp_path / "nowhere", "hello"],
+                           "run folder not found")
+    assert_one_clear_error(capsys, ["translate", trained["run"], "   "], "text 1 is empty")
+    assert_one_clear_error(capsys, ["translate", trained["run"], "--beam", "-2", "hi"],
+                           "--beam")
