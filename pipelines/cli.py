@@ -65,6 +65,9 @@ def _data_overrides(args):
         value = getattr(args, flag, None)
         if value:
             data[key] = value
+    if tagging and "train" in data:  # --data replaces the preset's toy validation/test too
+        data.setdefault("validation", "")
+        data.setdefault("test", "")
     if getattr(args, "skip_bad_rows", False):
         if tagging:
             raise UserError("--skip-bad-rows is not available for tagging: a sentence cannot "

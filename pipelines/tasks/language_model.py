@@ -1,4 +1,4 @@
-"""Language modelling: text → token stream → vocabulary → TBPTT batches → stateful LSTM/GRU → report.
+"""Language modelling: text → tokens → vocabulary → TBPTT batches → stateful LSTM/GRU → report.
 
 The whole training text is one token stream (an `<eol>` token after each line or
 paragraph), laid out as `train.batch_size` parallel streams cut into chunks of
@@ -74,12 +74,14 @@ class LMTrainConfig:
     chunk_length: int = 35  # K: steps per batch, the truncation length of BPTT
     learning_rate: float = 0.002  # Adam learning rate
     clipnorm: float = 1.0  # gradient clipping by global norm; 0 disables it
+    weight_decay: float = 0.0  # decoupled weight decay (AdamW style); 0 disables it
     patience: int = 3  # early stopping: epochs without a lower validation perplexity
     eval_batch_size: int = 1  # streams when scoring; 1 carries context through the whole text
     seed: int = 1234  # seeds Python, NumPy and TensorFlow; op determinism is enabled
     strategy: str = "default"  # stateful TBPTT trains on one device: only "default"
     mixed_precision: str = "none"  # none, float16 or bfloat16 (GPUs only)
     threads: int = 0  # CPU intra-op threads; 0: one per core
+    max_minutes: float = 0.0  # time budget: no epoch starts that would end past it; 0: none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,7 +110,6 @@ config_lib.register(TASK, LMConfig, choices={
     "text.level": ("word", "character"),
     "text.unit": ("line", "paragraph"),
     "model.cell": ("lstm", "gru", "rnn"),
-    "train.strategy": ("default",),
     "train.mixed_precision": ("none", "float16", "bfloat16"),
 })
 
@@ -135,10 +136,16 @@ def _check_config(cfg):
     if 0 < cfg.text.max_vocabulary < 3:
         raise UserError("'text.max_vocabulary' must be 0 (no cap) or at least 3 (padding, "
                         f"[UNK] and one token); got {cfg.text.max_vocabulary}")
+    if cfg.train.strategy != "default":
+        raise UserError(f"train.strategy {cfg.train.strategy!r}: stateful truncated-BPTT "
+                        "training carries its state on one device; use the default strategy")
     if not 0.0 <= cfg.model.dropout < 1.0:
         raise UserError(f"'model.dropout' must be in [0, 1); got {cfg.model.dropout}")
     if not cfg.train.learning_rate > 0:
         raise UserError(f"'train.learning_rate' must be > 0; got {cfg.train.learning_rate}")
+    if cfg.train.weight_decay < 0 or cfg.train.max_minutes < 0:
+        raise UserError("'train.weight_decay' and 'train.max_minutes' must be >= 0 (0 disables "
+                        f"them); got {cfg.train.weight_decay} and {cfg.train.max_minutes}")
     if cfg.train.clipnorm < 0:
         raise UserError(f"'train.clipnorm' must be >= 0 (0 disables it); got "
                         f"{cfg.train.clipnorm}")
@@ -302,6 +309,11 @@ def _eval_dataset(ids, batch_size):
     return make_tbptt_dataset(ids, max(1, min(batch_size, len(ids) - 1)), EVAL_CHUNK)
 
 
+def _exp(nats):
+    """Perplexity from nats; inf beyond float32's range (TensorBoard logs float32)."""
+    return math.exp(nats) if nats < 88.0 else math.inf
+
+
 def _perplexity_callback(val_dataset, committer):
     import keras
 
@@ -311,17 +323,22 @@ def _perplexity_callback(val_dataset, committer):
         """Adds perplexity (exp of the running loss) and the exact validation scores to the logs.
 
         Validation carries the state through the whole validation text and weights
-        every token equally; it runs before the epoch is committed.
+        every token equally; it runs before the epoch is committed. A non-finite
+        validation loss stops training like a NaN training loss does.
         """
 
         def on_epoch_end(self, epoch, logs=None):
             if logs is None or committer.nan_at is not None:
                 return
             if "loss" in logs:
-                logs["perplexity"] = math.exp(min(float(logs["loss"]), 700.0))
+                logs["perplexity"] = _exp(float(logs["loss"]))
             nats = mean_cross_entropy(self.model, val_dataset, carry_states=True)
+            if not math.isfinite(nats):
+                committer.nan_at = (epoch + 1, "validation")
+                self.model.stop_training = True
+                return
             logs["val_loss"] = nats
-            logs["val_perplexity"] = math.exp(min(nats, 700.0))
+            logs["val_perplexity"] = _exp(nats)
 
     return ValidationPerplexity()
 
@@ -334,7 +351,8 @@ def fit_tbptt(build_and_compile, train_dataset, val_dataset, train_tokens, cfg, 
     each epoch's model, the best weights by validation perplexity and
     `checkpoints/state.json` are written atomically, `logs/training.csv` is
     rewritten, early stopping after `cfg.patience` epochs without improvement,
-    a NaN loss stops training with a clear message, and `resume` continues from
+    a NaN loss stops training with a clear message, `cfg.max_minutes` stops before
+    an epoch that would end past the budget, and `resume` continues from
     the last committed epoch (with the dropout seed states restored, so the
     result equals an uninterrupted run). The data come in the same order each
     epoch (consecutive chunks carry the state), so nothing else needs restoring.
@@ -352,6 +370,7 @@ def fit_tbptt(build_and_compile, train_dataset, val_dataset, train_tokens, cfg, 
     """
     import keras
 
+    from pipelines.stages import runtime
     from pipelines.stages.train import TrainResult, _EpochCommitter, _seed_variables, read_state
 
     run_dir = Path(run_dir)
@@ -377,11 +396,13 @@ def fit_tbptt(build_and_compile, train_dataset, val_dataset, train_tokens, cfg, 
         model = build_and_compile()
         state = {"epoch": 0, "best": None, "best_epoch": 0, "wait": 0, "history": {},
                  "stopped_early": False, "files": {}}
+    runtime.cudnn_report(model, None, log)  # says when a setting disables cuDNN
     start = state["epoch"]
     done = state.get("stopped_early") or start >= cfg.epochs
     seconds, tokens = 0.0, 0
     if not done:
-        committer = _EpochCommitter(ckpt_dir, state, MONITOR, cfg.patience)
+        committer = _EpochCommitter(ckpt_dir, state, MONITOR, cfg.patience,
+                                    max_seconds=60.0 * cfg.max_minutes)
         callbacks = [_perplexity_callback(val_dataset, committer), committer]
         if tensorboard:
             callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir / "logs" / "tb"),
@@ -391,10 +412,14 @@ def fit_tbptt(build_and_compile, train_dataset, val_dataset, train_tokens, cfg, 
                   shuffle=False, verbose=2 if os.environ.get("CI") else 1)
         seconds = time.perf_counter() - began
         tokens = train_tokens * (state["epoch"] - start)
+        if committer.out_of_time and state["epoch"] < cfg.epochs:
+            log(f"stopped after epoch {state['epoch']}: the next epoch would pass "
+                f"train.max_minutes={cfg.max_minutes:g} (--resume continues)")
         if committer.nan_at is not None:
             epoch, batch = committer.nan_at
-            raise UserError(f"training stopped: the loss became NaN at epoch {epoch}, batch "
-                            f"{batch}; lower train.learning_rate or keep train.clipnorm on "
+            where = "on the validation text" if batch == "validation" else f"batch {batch}"
+            raise UserError(f"training stopped: the loss became NaN at epoch {epoch}, {where}; "
+                            "lower train.learning_rate or keep train.clipnorm on "
                             f"(the last good epoch is kept in {ckpt_dir})")
     if state["files"].get("best"):
         model.load_weights(ckpt_dir / state["files"]["best"])
@@ -481,7 +506,7 @@ def _score(model, ids, batch_size, level):
     from pipelines.stages.generation import mean_cross_entropy
 
     nats = mean_cross_entropy(model, _eval_dataset(ids, batch_size), carry_states=True)
-    scores = {"cross_entropy": nats, "perplexity": math.exp(min(nats, 700.0)),
+    scores = {"cross_entropy": nats, "perplexity": _exp(nats),
               "tokens": int(len(ids) - 1)}
     if level == "character":
         scores["bits_per_character"] = nats / math.log(2)
@@ -527,7 +552,7 @@ def _data_section(cfg, splits, stats, vocabulary, train_counts):
 
 
 def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
-    """Trains, evaluates, exports and reports one language-model run; returns metrics.json's dict."""
+    """Trains, evaluates, exports and reports one language-model run; returns the metrics."""
     _check_config(cfg)
     splits = load_splits(cfg)  # fail fast, before TensorFlow
     import collections
@@ -539,10 +564,6 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
 
     run_dir, report_dir = Path(run_dir), Path(report_dir)
     runtime.configure(cfg.train, log)
-    import tensorflow as tf
-
-    if tf.config.list_physical_devices("GPU") and cfg.model.cell == "rnn":
-        log("note: model.cell = rnn (SimpleRNN) has no cuDNN kernel; lstm or gru run faster")
     vocab_file = run_dir / VOCABULARY_FILE
     if resume and vocab_file.is_file():
         vocabulary = read_vocabulary(run_dir)
@@ -557,8 +578,9 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
                       json.dumps(config_lib.to_dict(cfg), indent=1, sort_keys=True))
     ids = {name: encode_stream(split.tokens, vocabulary) for name, split in splits.items()}
     stats = {name: _split_stats(split, vocabulary) for name, split in splits.items()}
+    val = stats["validation"]
     log(f"vocabulary {len(vocabulary)} · train {stats['train']['tokens']} tokens · validation "
-        f"{stats['validation']['tokens']} tokens (OOV {100 * stats['validation']['oov_rate']:.2f}%)")
+        f"{val['tokens']} tokens (OOV {100 * val['oov_rate']:.2f}%)")
 
     train_ds = make_tbptt_dataset(ids["train"], cfg.train.batch_size, cfg.train.chunk_length)
     val_ds = _eval_dataset(ids["validation"], cfg.train.eval_batch_size)
@@ -567,9 +589,11 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
 
     def build_and_compile():
         model = _build_model(cfg, len(vocabulary), stateful=True)
+        model.build((None, None))
         model.compile(
             optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
-                                            global_clipnorm=cfg.train.clipnorm or None),
+                                            global_clipnorm=cfg.train.clipnorm or None,
+                                            weight_decay=cfg.train.weight_decay or None),
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0))
         return model
 

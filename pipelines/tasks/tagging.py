@@ -22,6 +22,7 @@ rules in TensorFlow ops, and callers who already have tokens would pay for it.
 import dataclasses
 import datetime
 import json
+import os
 import random
 import time
 from collections import Counter
@@ -220,8 +221,6 @@ def _load_dataset_object(data, path):
             raise UserError(f"not a saved Hugging Face dataset folder: {err}",
                             path=path) from None
     from pipelines.stages.data import hub_offline
-
-    import os
 
     name = path[4:]
     offline = hub_offline()
@@ -963,16 +962,21 @@ def data_summary(splits, vocab, counts, coverage):
             info["entities"] = dict(sorted(Counter(
                 e[0] for s in split.sentences for e in tag_schemes.bio_spans(s["tags"])).items()))
         data[name] = info
-        rows.append((name, info["sentences"], info["tokens"],
-                     ", ".join(f"{k} {v}" for k, v in info.get("entities", {}).items()) or "-",
-                     f"{100 * info['oov_rate']:.2f}%",
-                     f"{100 * info['entity_oov_rate']:.2f}%" if vocab.entity else "-",
-                     info["repaired_tags"], info["ill_formed_tags"],
-                     ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in skipped.items()) or "0"))
+        skipped_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in skipped.items()) or "0"
+        if vocab.entity:
+            rows.append((name, info["sentences"], info["tokens"],
+                         ", ".join(f"{k} {v}" for k, v in info["entities"].items()) or "-",
+                         f"{100 * info['oov_rate']:.2f}%", f"{100 * info['entity_oov_rate']:.2f}%",
+                         info["repaired_tags"], info["ill_formed_tags"], skipped_text))
+        else:
+            rows.append((name, info["sentences"], info["tokens"],
+                         f"{100 * info['oov_rate']:.2f}%", skipped_text))
+    headers = (["split", "sentences", "tokens", "entities", "OOV rate", "OOV in entities",
+                "repaired tags", "ill-formed tags (read as conlleval)", "skipped lines"]
+               if vocab.entity else ["split", "sentences", "tokens", "OOV rate",
+                                     "skipped lines (not words)"])
     md = ["## Data",
-          rep.md_table(["split", "sentences", "tokens", "entities", "OOV rate",
-                        "OOV in entities", "repaired tags", "ill-formed tags (read as conlleval)",
-                        "skipped lines"], rows),
+          rep.md_table(headers, rows),
           f"Vocabulary (train only): {len(vocab.words) - 2:,} words "
           f"({'lower-cased' if vocab.lowercase else 'case kept'}; {sum(counts.values()):,} "
           f"train tokens, {len(counts):,} distinct), {len(vocab.chars) - 2:,} characters, "
@@ -1167,7 +1171,11 @@ def evaluate(run_dir, cfg_overrides, report_root=None, log=print):
     path = cfg_overrides.get("data") or cfg.data.test or cfg.data.validation
     if not path:
         raise UserError("give a tagged file to evaluate on with --data FILE")
-    data = dataclasses.replace(cfg.data, train=path, validation="", test="")
+    # a dataset dict (folder or hub) is scored on its test split, else its validation split
+    data = dataclasses.replace(cfg.data, train=path, validation="", test="",
+                               hub_train_split=cfg.data.hub_test_split
+                               or cfg.data.hub_validation_split,
+                               hub_validation_split="", hub_test_split="")
     if cfg_overrides.get("label_column"):
         data = dataclasses.replace(data, tag_column=str(cfg_overrides["label_column"]))
     if cfg_overrides.get("text_column"):
@@ -1252,7 +1260,7 @@ def benchmark(quick=False, log=print):
     """
     from pipelines.stages import runtime
 
-    presets = [("toy-en", "tagging", 40)]
+    presets = [("toy-en", "default", 40)]
     if not quick:
         presets.append(("ud-ewt-upos", "ud-pos", 60))
     out = {"quick": quick, "datasets": {}}

@@ -656,19 +656,56 @@ def bleu_by_length(hypotheses, references, source_lengths, tokenize, lowercase):
     return rows
 
 
-def _masked_accuracy():
-    """Token accuracy over real target positions (id 0 ignored), registered for reloads."""
+def masked_token_accuracy():
+    """A metric: token accuracy over real target positions (id 0 ignored).
+
+    Stateful, and it ignores `sample_weight`: the mask comes from the targets, so the
+    value is the same whether or not Keras passes the decoder's padding mask (it does
+    without attention, not with it). The class is registered for checkpoint reloads.
+    """
     import keras
 
-    @keras.saving.register_keras_serializable(package="elman", name="masked_token_accuracy")
-    def masked_token_accuracy(y_true, y_pred):
-        y_true = keras.ops.cast(y_true, "int32")
-        mask = keras.ops.cast(keras.ops.not_equal(y_true, 0), "float32")
-        hits = keras.ops.cast(keras.ops.equal(
-            keras.ops.cast(keras.ops.argmax(y_pred, axis=-1), "int32"), y_true), "float32")
-        return keras.ops.sum(hits * mask) / keras.ops.maximum(keras.ops.sum(mask), 1.0)
+    registered = keras.saving.get_registered_object("elman>MaskedTokenAccuracy")
+    if registered is not None:
+        return registered()
 
-    return masked_token_accuracy
+    @keras.saving.register_keras_serializable(package="elman")
+    class MaskedTokenAccuracy(keras.metrics.Metric):
+        def __init__(self, name="masked_token_accuracy", **kwargs):
+            super().__init__(name=name, **kwargs)
+            self.hits = self.add_variable(shape=(), initializer="zeros", name="hits")
+            self.count = self.add_variable(shape=(), initializer="zeros", name="count")
+
+        def update_state(self, y_true, y_pred, sample_weight=None):
+            ops = keras.ops
+            y_true = ops.cast(y_true, "int32")
+            mask = ops.cast(ops.not_equal(y_true, 0), "float32")
+            predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")
+            hits = ops.cast(ops.equal(predicted, y_true), "float32")
+            self.hits.assign_add(ops.sum(hits * mask))
+            self.count.assign_add(ops.sum(mask))
+
+        def result(self):
+            return self.hits / keras.ops.maximum(self.count, 1.0)
+
+        def reset_state(self):
+            self.hits.assign(0.0)
+            self.count.assign(0.0)
+
+    return MaskedTokenAccuracy()
+
+
+def compile_translator(model, train_cfg):
+    """Compiles a Seq2SeqTranslator: Adam, masked cross-entropy on logits, token accuracy."""
+    import keras
+
+    model.compile(
+        optimizer=keras.optimizers.Adam(
+            train_cfg.learning_rate, global_clipnorm=train_cfg.clipnorm or None,
+            weight_decay=getattr(train_cfg, "weight_decay", 0.0) or None),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),
+        metrics=[masked_token_accuracy()])
+    return model
 
 
 # --------------------------------------------------------------------------- report
@@ -807,7 +844,6 @@ def _evaluate_split(translator, split, source_ids, cfg, report_dir=None, tag=Non
 def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     """Trains, exports, evaluates and reports one translation run; returns metrics.json's dict."""
     splits = load_splits(cfg.data, cfg.train.seed)  # fail fast, before TensorFlow
-    import keras
     import numpy as np
 
     from models.seq2seq_translator import Seq2SeqTranslator
@@ -880,22 +916,15 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         lengths = np.maximum(src.row_lengths().numpy(), tgt_out.row_lengths().numpy())
         encoded[name] = (src, tgt_in, tgt_out, lengths)
 
-    metric = _masked_accuracy()
+    masked_token_accuracy()  # registers the metric class before a resume reloads it
 
     def build_and_compile():
         m = cfg.model
-        model = Seq2SeqTranslator(
+        return compile_translator(Seq2SeqTranslator(
             source_tok.vocabulary_size, target_tok.vocabulary_size,
             embedding_dim=m.embedding_dim, units=m.units, cell=m.cell, num_layers=m.num_layers,
             bidirectional=m.bidirectional, dropout=m.dropout, attention=m.attention,
-            bridge=m.bridge, name="seq2seq_translator")
-        model.compile(
-            optimizer=keras.optimizers.Adam(
-                cfg.train.learning_rate, global_clipnorm=cfg.train.clipnorm or None,
-                weight_decay=getattr(cfg.train, "weight_decay", 0.0) or None),
-            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),
-            metrics=[metric])
-        return model
+            bridge=m.bridge, name="seq2seq_translator"), cfg.train)
 
     v_src, v_in, v_out, v_len = encoded["validation"]
     validation = dataset_from_plan((v_src, v_in), v_out, plan_eval(v_len, cfg.train.batch_size))
