@@ -188,7 +188,7 @@ class LanguageModel(keras.Model):
             )
             for i in range(num_layers)
         ]
-        self.logits_layer = keras.layers.Dense(vocabulary_size, name="logits")
+        self.logits_layer = keras.layers.Dense(vocabulary_size, dtype="float32", name="logits")
         self._carried = (
             _CarriedStates(self.state_sizes, self.compute_dtype) if stateful else None
         )

@@ -4,6 +4,7 @@ import keras
 
 from models.encoders import RecurrentEncoder
 from models.masked_pooling import MaskedPooling
+from models.word_dropout import WordDropout
 
 
 @keras.saving.register_keras_serializable(package="elman")
@@ -26,6 +27,8 @@ class SentimentClassifier(keras.Model):
         embeddings_initializer: initializer for the embedding. Default "uniform".
         embedding_trainable: bool, fine-tune the embedding. Default True.
         word_dropout: float, drops whole token vectors during training. Default 0.0.
+        unk_dropout: float, feeds this share of tokens as the OOV id during training,
+            so the OOV vector learns to stand for unseen words. Default 0.0.
 
     Example:
     >>> model = SentimentClassifier(vocabulary_size=100, num_classes=2, units=8)
@@ -37,16 +40,17 @@ class SentimentClassifier(keras.Model):
                  num_layers=1, bidirectional=True, dropout=0.2, merge_mode="concat",
                  pooling="last", hidden=64, head_dropout=0.3,
                  embeddings_initializer="uniform", embedding_trainable=True, word_dropout=0.0,
-                 **kwargs):
+                 unk_dropout=0.0, **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
         if pooling not in ("last", "max", "mean"):
             raise ValueError("Expected pooling to be one of {'last', 'max', 'mean'}. "
                              f"Received: pooling={pooling!r}")
         ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
+        x = WordDropout(unk_dropout, name="unk_dropout")(ids) if unk_dropout else ids
         x = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True,
                                    embeddings_initializer=embeddings_initializer,
-                                   trainable=embedding_trainable, name="embedding")(ids)
+                                   trainable=embedding_trainable, name="embedding")(x)
         if word_dropout:
             x = keras.layers.Dropout(word_dropout, noise_shape=(None, None, 1),
                                      name="word_dropout")(x)
@@ -80,6 +84,7 @@ class SentimentClassifier(keras.Model):
             keras.initializers.get(embeddings_initializer))
         self.embedding_trainable = embedding_trainable
         self.word_dropout = word_dropout
+        self.unk_dropout = unk_dropout
 
     def get_config(self):
         return {
@@ -92,6 +97,7 @@ class SentimentClassifier(keras.Model):
             "embeddings_initializer": self.embeddings_initializer,
             "embedding_trainable": self.embedding_trainable,
             "word_dropout": self.word_dropout,
+            "unk_dropout": self.unk_dropout,
         }
 
     @classmethod

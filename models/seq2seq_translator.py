@@ -168,7 +168,8 @@ class Seq2SeqTranslator(keras.Model):
         else:
             self.attention_layer = None
             self.attention_combine = None
-        self.output_projection = keras.layers.Dense(target_vocab_size, name="output_projection")
+        self.output_projection = keras.layers.Dense(target_vocab_size, dtype="float32",
+                                                    name="output_projection")
 
     def _merge_states(self, i, forward, backward):
         if self.bridge == "sum":

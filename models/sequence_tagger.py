@@ -5,6 +5,7 @@ import keras
 from models.char_word_features import CharWordFeatures
 from models.crf import CRF
 from models.encoders import RecurrentEncoder
+from models.word_dropout import WordDropout
 
 _HEADS = ("softmax", "crf")
 _CHAR_FEATURES = ("none", "lstm", "cnn")
@@ -70,6 +71,8 @@ class SequenceTagger(keras.Model):
         embeddings_initializer: initializer of the word embedding (e.g. a
             `keras.initializers.Constant` with pre-trained vectors). Default "uniform".
         embedding_trainable: bool, fine-tune the word embedding. Default True.
+        word_dropout: float in [0, 1), share of words fed as the OOV id (1) while
+            training, drawn anew for each batch (`WordDropout`). Default 0.0.
 
     Example:
 
@@ -86,7 +89,8 @@ class SequenceTagger(keras.Model):
                  num_layers=1, bidirectional=True, dropout=0.0, head="softmax",
                  char_features="none", char_vocabulary_size=None, char_embedding_dim=25,
                  char_units=25, tag_names=None, constraint=None,
-                 embeddings_initializer="uniform", embedding_trainable=True, **kwargs):
+                 embeddings_initializer="uniform", embedding_trainable=True, word_dropout=0.0,
+                 **kwargs):
         if head not in _HEADS:
             raise ValueError(f"Expected head to be one of {set(_HEADS)}. Received: head={head!r}")
         if char_features not in _CHAR_FEATURES:
@@ -113,6 +117,9 @@ class SequenceTagger(keras.Model):
             )
         if not 0.0 <= float(dropout) < 1.0:
             raise ValueError(f"Expected dropout to be in [0, 1). Received: dropout={dropout!r}")
+        if not 0.0 <= float(word_dropout) < 1.0:
+            raise ValueError(
+                f"Expected word_dropout to be in [0, 1). Received: word_dropout={word_dropout!r}")
 
         # === Layers (the CRF is outside the graph: the graph ends in potentials) ===
         encoder = RecurrentEncoder(cell=cell, units=units, num_layers=num_layers,
@@ -124,9 +131,12 @@ class SequenceTagger(keras.Model):
 
         # === Functional graph ===
         words = keras.Input(shape=(None,), dtype="int32", name="words")
+        ids = words
+        if word_dropout:
+            ids = WordDropout(word_dropout, name="word_dropout")(words)
         x = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True,
                                    embeddings_initializer=embeddings_initializer,
-                                   trainable=embedding_trainable, name="word_embedding")(words)
+                                   trainable=embedding_trainable, name="word_embedding")(ids)
         inputs = words
         if char_features != "none":
             chars = keras.Input(shape=(None, None), dtype="int32", name="chars")
@@ -161,6 +171,7 @@ class SequenceTagger(keras.Model):
         self.embeddings_initializer = keras.initializers.serialize(
             keras.initializers.get(embeddings_initializer))
         self.embedding_trainable = embedding_trainable
+        self.word_dropout = word_dropout
 
     def decode(self, potentials, mask):
         """Tag ids [batch, length] (int32, 0 at padding) from potentials and mask.
@@ -213,6 +224,10 @@ class SequenceTagger(keras.Model):
         decoded = keras.ops.one_hot(self.decode(y_pred, mask), self.num_tags)
         tags = keras.ops.where(mask, keras.ops.cast(y, "int32"), 0)
         weights = self._token_weights(mask, sample_weight)
+        # Keras averages [batch, length] weighted values per sentence over the padded
+        # length before summing batches; scaling by that length makes the running
+        # value the exact token average across batches of different lengths.
+        weights = weights * keras.ops.cast(keras.ops.shape(mask)[1], "float32")
         return super().compute_metrics(x, tags, decoded, sample_weight=weights)
 
     def predict_step(self, data):
@@ -220,13 +235,18 @@ class SequenceTagger(keras.Model):
         potentials = self(x, training=False)
         return self.decode(potentials, keras.ops.not_equal(_word_ids(x), 0))
 
-    def compile(self, optimizer="rmsprop", loss=None, **kwargs):
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, weighted_metrics=None,
+                **kwargs):
         if loss is not None:
             raise ValueError(
                 "Expected no loss: SequenceTagger computes its own (cross-entropy or CRF "
                 f"negative log-likelihood). Received: loss={loss!r}"
             )
-        super().compile(optimizer=optimizer, loss=None, **kwargs)
+        # Keras gives sample weights only to `weighted_metrics`; every metric of a tagger
+        # must see the token weights (padding excluded), so `metrics` are moved there.
+        weighted = list(metrics or []) + list(weighted_metrics or [])
+        super().compile(optimizer=optimizer, loss=None, weighted_metrics=weighted or None,
+                        **kwargs)
 
     def compile_from_config(self, config):
         # Keras skips compile() on load when it is overridden; ours only checks `loss`.
@@ -246,6 +266,7 @@ class SequenceTagger(keras.Model):
             "tag_names": self.tag_names, "constraint": self.constraint,
             "embeddings_initializer": self.embeddings_initializer,
             "embedding_trainable": self.embedding_trainable,
+            "word_dropout": self.word_dropout,
         }
 
     @classmethod

@@ -55,6 +55,7 @@ class EmbeddingConfig:
     pretrained: str = ""  # word2vec/GloVe text file; empty: random initialisation
     trainable: bool = True  # fine-tune the embedding during training
     dropout: float = 0.0  # word dropout: share of token vectors zeroed while training
+    unk_dropout: float = 0.0  # share of tokens fed as [UNK] while training
 
 
 @dataclasses.dataclass(frozen=True)

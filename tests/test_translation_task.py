@@ -2,6 +2,7 @@
 metric wiring against independent sacrebleu calls, detokenization, and user errors."""
 
 import csv
+import itertools
 import json
 import subprocess
 import sys
@@ -127,7 +128,7 @@ def test_saved_model_in_fresh_process_equals_translate_cli(trained, capsys):
     assert cli.main(["translate", str(run), *texts]) == 0
     expected = capsys.readouterr().out.splitlines()
     fresh = subprocess.run([sys.executable, "-c", FRESH_LOAD, str(run), json.dumps(texts)],
-                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+                           cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert fresh.returncode == 0, fresh.stderr[-2000:]
     assert json.loads(fresh.stdout.strip().splitlines()[-1]) == expected
 
@@ -225,7 +226,7 @@ def test_length_buckets_cover_every_length():
     lengths = [3, 3, 4, 5, 7, 9, 10, 30]
     buckets = translation.length_buckets(lengths)
     assert buckets[0][0] == 3 and buckets[-1][1] == 30
-    for (_, high), (low, _) in zip(buckets, buckets[1:]):
+    for (_, high), (low, _) in itertools.pairwise(buckets):
         assert low == high + 1
     assert sum(any(lo <= n <= hi for lo, hi in buckets) for n in lengths) == len(lengths)
 
@@ -240,6 +241,25 @@ def test_train_filter_counts(tmp_path):
     assert [p["source"] for p in split.pairs] == ["a b"]
     assert split.counts["too_long"] == 2 and split.counts["duplicates"] == 1
     assert split.counts["empty_after_tokenizing"] == 1
+
+
+def test_hub_dataset_splits(monkeypatch):
+    datasets = pytest.importorskip("datasets")
+    rows = [{"en": "i like tea", "zh": "我喜欢茶"}, {"en": "she buys fish", "zh": "她买鱼"}]
+    loaded = datasets.DatasetDict({
+        "train": datasets.Dataset.from_dict({"translation": rows * 2}),
+        "test": datasets.Dataset.from_dict({"translation": rows[:1]})})
+    calls = []
+    monkeypatch.setattr(datasets, "load_dataset",
+                        lambda name, config=None: calls.append((name, config)) or loaded)
+    data = translation.TranslationDataConfig(train="hub:toy/en-zh", hub_config="en-zh",
+                                             source_lang="zh", target_lang="en")
+    splits = translation.load_splits(data, seed=0)
+    assert calls == [("toy/en-zh", "en-zh")]
+    assert set(splits) == {"train", "test"}  # no validation split: carved later
+    assert [p["source"] for p in splits["train"].pairs] == ["我喜欢茶", "她买鱼"] * 2
+    assert splits["test"].pairs[0]["target"] == "i like tea"
+    assert splits["train"].pairs[3]["where"] == "hub:toy/en-zh[train][3]"
 
 
 def test_config_format_choices_are_per_task():

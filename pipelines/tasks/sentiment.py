@@ -137,7 +137,8 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
             merge_mode=cfg.encoder.merge_mode, pooling=cfg.head.pooling,
             hidden=cfg.head.hidden, head_dropout=cfg.head.dropout,
             embeddings_initializer=initializer, embedding_trainable=cfg.embedding.trainable,
-            word_dropout=cfg.embedding.dropout, name="sentiment_classifier")
+            word_dropout=cfg.embedding.dropout, unk_dropout=cfg.embedding.unk_dropout,
+            name="sentiment_classifier")
         model.compile(
             optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
                                             global_clipnorm=cfg.train.clipnorm or None,

@@ -73,7 +73,6 @@ class WordVocabularyConfig:
     lowercase: bool = False  # capitalisation matters for NER: keep case by default
     min_count: int = 1  # words seen fewer times in train map to OOV
     max_words: int = 50000  # vocabulary cap, padding and OOV included
-    unk_replace: float = 0.0  # share of train word occurrences fed as OOV (seeded, fixed)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,6 +93,7 @@ class TaggingEmbeddingConfig:
     dim: int = 100  # embedding size (a pretrained file must match it)
     pretrained: str = ""  # word2vec/GloVe text file; empty: random initialisation
     trainable: bool = True  # fine-tune the embedding during training
+    word_dropout: float = 0.0  # share of words fed as OOV while training (trains the OOV vector)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -493,7 +493,7 @@ def check_known_tags(splits, vocab):
 # ----------------------------------------------------------------------------
 
 
-def encode(vocab, token_lists, with_chars, tag_lists=None, unk_replace=0.0, seed=0):
+def encode(vocab, token_lists, with_chars, tag_lists=None):
     """Ragged id tensors of sentences.
 
     Args:
@@ -501,9 +501,6 @@ def encode(vocab, token_lists, with_chars, tag_lists=None, unk_replace=0.0, seed
         token_lists: list of lists of str.
         with_chars: bool, add the char ids [sentences, words, chars].
         tag_lists: list of lists of str (BIO for entity tags), or None.
-        unk_replace: float, share of word occurrences fed as the OOV id instead (the
-            same ones every epoch), so that the OOV vector is trained for unseen words.
-        seed: int, seeds `unk_replace`.
 
     Returns:
         (features, targets or None, lengths): features is the ragged word ids, or
@@ -514,9 +511,6 @@ def encode(vocab, token_lists, with_chars, tag_lists=None, unk_replace=0.0, seed
 
     lengths = np.array([len(t) for t in token_lists], np.int64)
     flat = [vocab.word_id(tok) for tokens in token_lists for tok in tokens]
-    if unk_replace:
-        draws = np.random.default_rng([seed, 7]).random(len(flat))
-        flat = [1 if d < unk_replace else i for i, d in zip(flat, draws)]
     words = tf.RaggedTensor.from_row_lengths(np.asarray(flat, np.int32), lengths)
     features = words
     if with_chars:
@@ -533,16 +527,48 @@ def encode(vocab, token_lists, with_chars, tag_lists=None, unk_replace=0.0, seed
     return features, targets, lengths
 
 
+def _tagging_function(model, features):
+    """A compiled step that tags one padded batch, traced once for any batch shape.
+
+    `model.predict_on_batch` traces again for each new batch shape (length-sorted
+    batches all differ); this function has a shape-free input signature instead.
+    """
+    import tensorflow as tf
+
+    cached = getattr(model, "_elman_tagging_function", None)
+    if cached is not None:
+        return cached
+    words = tf.TensorSpec((None, None), tf.int32, name="words")
+    if isinstance(features, dict):
+        spec = {"words": words, "chars": tf.TensorSpec((None, None, None), tf.int32,
+                                                       name="chars")}
+    else:
+        spec = words
+    function = tf.function(lambda x: model.predict_step((x,)), input_signature=[spec],
+                           reduce_retracing=True)
+    model._elman_tagging_function = function
+    return function
+
+
 def predict_tag_ids(model, features, lengths, batch_size=256):
-    """Tag ids of every sentence (list of int arrays), in length-sorted batches."""
+    """Tag ids of every sentence (list of int arrays), in length-sorted batches.
+
+    Args:
+        model: a SequenceTagger.
+        features: ragged word ids, or a dict {"words", "chars"} of ragged ids (see
+            `encode`).
+        lengths: array of int, the number of words of each sentence.
+        batch_size: int, sentences per batch. Default 256.
+    """
     import numpy as np
 
     from pipelines.stages.batching import dataset_from_plan, plan_eval
 
     plan = plan_eval(lengths, batch_size)
     out = [None] * len(lengths)
+    step = _tagging_function(model, features)
     for indices, batch in zip(plan, dataset_from_plan(features, None, plan)):
-        ids = np.asarray(model.predict_on_batch(batch))
+        ids = np.asarray(step(batch))
         for row, index in enumerate(indices):
             out[index] = ids[row, : lengths[index]]
     return out
@@ -577,7 +603,8 @@ def build_model(cfg, vocab):
         char_vocabulary_size=len(vocab.chars) if chars != "none" else None,
         char_embedding_dim=cfg.chars.embedding_dim, char_units=cfg.chars.units,
         tag_names=vocab.tags, constraint=_constraint(cfg, vocab),
-        embedding_trainable=cfg.embedding.trainable, name="sequence_tagger")
+        embedding_trainable=cfg.embedding.trainable, word_dropout=cfg.embedding.word_dropout,
+        name="sequence_tagger")
     model.compile(
         optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
                                         global_clipnorm=cfg.train.clipnorm or None),
@@ -713,8 +740,9 @@ def predict_cli(run_dir, texts, args):
         else:
             print(" ".join(f"{tok}/{tag}" for tok, tag in zip(result["tokens"], result["tags"])))
             for entity in result["entities"]:
-                print(f"  {entity['type']}\t{entity['text']}\t(tokens {entity['start'] + 1}"
-                      f"-{entity['end']})")
+                where = (f"token {entity['end']}" if entity["end"] - entity["start"] == 1
+                         else f"tokens {entity['start'] + 1}-{entity['end']}")
+                print(f"  {entity['type']}\t{entity['text']}\t({where})")
             if not result["entities"] and entity:
                 print("  (no entities)")
     return 0
@@ -975,13 +1003,14 @@ def data_summary(splits, vocab, counts, coverage):
                 "repaired tags", "ill-formed tags (read as conlleval)", "skipped lines"]
                if vocab.entity else ["split", "sentences", "tokens", "OOV rate",
                                      "skipped lines (not words)"])
+    kind = (f"entity tags, {vocab.scheme} in the files, BIO inside" if vocab.entity
+            else "free labels")
     md = ["## Data",
           rep.md_table(headers, rows),
           f"Vocabulary (train only): {len(vocab.words) - 2:,} words "
           f"({'lower-cased' if vocab.lowercase else 'case kept'}; {sum(counts.values()):,} "
           f"train tokens, {len(counts):,} distinct), {len(vocab.chars) - 2:,} characters, "
-          f"{len(vocab.tags)} tags ({'entity tags, ' + vocab.scheme + ' in the files, BIO inside' if vocab.entity else 'free labels'}). "
-          "OOV: tokens whose word is not in the vocabulary."]
+          f"{len(vocab.tags)} tags ({kind}). OOV: tokens whose word is not in the vocabulary."]
     if any(i["repaired_tags"] for i in data.values()):
         md.append("Repaired tags: with `--repair-bio`, each `I-X` that did not continue an "
                   "entity of type X was read as `B-X` (the entities `conlleval` reads are "
@@ -1002,9 +1031,11 @@ def _check_config(cfg):
     if cfg.encoder.merge_mode != "concat":
         raise UserError("the tagger concatenates the two directions: encoder.merge_mode must "
                         "be \"concat\"")
-    if not 0.0 <= cfg.vocabulary.unk_replace < 1.0:
-        raise UserError(f"vocabulary.unk_replace must be in [0, 1); got "
-                        f"{cfg.vocabulary.unk_replace}")
+    if not 0.0 <= cfg.embedding.word_dropout < 1.0:
+        raise UserError(f"embedding.word_dropout must be in [0, 1); got "
+                        f"{cfg.embedding.word_dropout}")
+    if not 0.0 <= cfg.encoder.dropout < 1.0:
+        raise UserError(f"encoder.dropout must be in [0, 1); got {cfg.encoder.dropout}")
     for key, value in (("chars.max_word_length", cfg.chars.max_word_length),
                        ("vocabulary.min_count", cfg.vocabulary.min_count),
                        ("vocabulary.max_words", cfg.vocabulary.max_words)):
@@ -1039,10 +1070,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     with_chars = cfg.chars.features != "none"
     encoded = {}
     for name, split in splits.items():
-        encoded[name] = encode(
-            vocab, split.tokens, with_chars, split.tags,
-            unk_replace=cfg.vocabulary.unk_replace if name == "train" else 0.0,
-            seed=cfg.train.seed)
+        encoded[name] = encode(vocab, split.tokens, with_chars, split.tags)
     coverage = matrix = None
     if cfg.embedding.pretrained:
         from pipelines.stages.embed import read_pretrained
@@ -1202,7 +1230,6 @@ def evaluate(run_dir, cfg_overrides, report_root=None, log=print):
 
 def _bench_one(cfg, splits, scheme, head, train_steps, log):
     import keras
-    import numpy as np
 
     from pipelines.stages.batching import dataset_from_plan, plan_epoch
 
@@ -1214,29 +1241,29 @@ def _bench_one(cfg, splits, scheme, head, train_steps, log):
     model = build_model(cfg, vocab)
     plan = plan_epoch(lengths, cfg.train.batch_size, cfg.train.seed, 0, cfg.train.bucketing)
     steps = min(train_steps, len(plan))
-    warm = min(5, len(plan))
-    batches = plan[:warm] + plan[:steps]
-    dataset = dataset_from_plan(x, y, batches)
-    iterator = iter(dataset)
-    for _ in range(warm):  # traces the training step outside the timing
-        model.train_on_batch(*next(iterator))
+    # the same tf.data pipeline and fit() as real training; a short fit first traces
+    model.fit(dataset_from_plan(x, y, plan[:3]), epochs=1, verbose=0)
+    timed = dataset_from_plan(x, y, plan[:steps])
     began = time.perf_counter()
-    for _ in range(steps):
-        model.train_on_batch(*next(iterator))
+    model.fit(timed, epochs=1, verbose=0)
     train_seconds = time.perf_counter() - began
     tokens = int(sum(lengths[i].sum() for i in plan[:steps]))
     val = splits["validation"]
-    features, _, val_lengths = encode(vocab, val.tokens, with_chars)
+    repeat = max(1, 400 // len(val.sentences))  # at least ~400 sentences per timing
+    features, _, val_lengths = encode(vocab, val.tokens * repeat, with_chars)
     predict_tag_ids(model, features, val_lengths)  # warm-up (tracing)
-    began = time.perf_counter()
-    predict_tag_ids(model, features, val_lengths)
-    tag_seconds = time.perf_counter() - began
+    timings = []
+    for _ in range(3):
+        began = time.perf_counter()
+        predict_tag_ids(model, features, val_lengths)
+        timings.append(time.perf_counter() - began)
+    tag_seconds = min(timings)
     row = {"head": head, "char_features": cfg.chars.features,
            "model": describe_model(cfg, model.count_params()),
            "train_tokens_per_second": tokens / train_seconds,
            "train_tokens_timed": tokens, "train_batch_size": cfg.train.batch_size,
-           "tag_sentences_per_second": len(val.sentences) / tag_seconds,
-           "tag_sentences_timed": len(val.sentences), "tag_batch_size": 256}
+           "tag_sentences_per_second": len(val_lengths) / tag_seconds,
+           "tag_sentences_timed": len(val_lengths), "tag_batch_size": 256}
     log(f"  {head:7s} train {row['train_tokens_per_second']:9,.0f} tokens/s   "
         f"tag {row['tag_sentences_per_second']:8,.0f} sentences/s")
     return row
@@ -1246,8 +1273,9 @@ def benchmark(quick=False, log=print):
     """Training tokens/s and tagging sentences/s, softmax vs CRF, side by side.
 
     Each data set is timed with both heads in one process with the same settings
-    (the preset's, only `head.type` differs): training over the same batches after a
-    few warm-up steps, tagging the whole validation set after one warm-up pass.
+    (the preset's, only `head.type` differs): one `fit` epoch over the same batches
+    (after a short traced warm-up fit), and tagging the validation set (repeated to
+    at least ~400 sentences; batches of 256) after a warm-up pass, best of three.
 
     Args:
         quick: bool, the toy English data only; otherwise also UD English EWT

@@ -94,7 +94,8 @@ class TranslationEvalConfig:
     """Scoring and the report."""
 
     bleu_tokenize: str = "auto"  # sacrebleu tokenizer: auto (zh for Chinese, else 13a), ...
-    lowercase: bool = False  # case-insensitive BLEU and chrF
+    lowercase: bool = False  # case-insensitive BLEU and chrF (always when the target
+    # tokenizer lower-cases: such a model cannot produce capitals)
     samples: int = 8  # sample translations shown per kind (best, worst, random)
     heatmaps: int = 3  # attention heatmaps drawn (models with attention only)
 
@@ -244,7 +245,7 @@ def read_pair_file(path, data, name):
 
     fmt = detect_format(path, data.format)
     counts = {}
-    kwargs = dict(skip_bad_rows=data.skip_bad_rows, counts=counts)
+    kwargs = {"skip_bad_rows": data.skip_bad_rows, "counts": counts}
     if fmt == "hub":
         raise UserError("hub datasets are read with data.train = \"hub:NAME\"", path=path)
     if fmt == "tsv":
@@ -280,7 +281,7 @@ def _load_hub(data):
             os.environ["HF_HUB_OFFLINE"] = "1"
             os.environ["HF_DATASETS_OFFLINE"] = "1"
         loaded = datasets.load_dataset(name, data.hub_config or None)
-    except Exception as err:  # ConnectionError, FileNotFoundError, DatasetNotFoundError
+    except Exception as err:  # noqa: BLE001  (ConnectionError, DatasetNotFoundError, ...)
         hint = " You are offline and it is not in the local cache." if offline else ""
         raise UserError(f"cannot load hub dataset '{name}': {type(err).__name__}.{hint} Use "
                         "local files instead: --data train.tsv --validation dev.tsv") from None
@@ -314,6 +315,11 @@ def load_splits(data, seed):
     """
     if not data.train:
         raise UserError("no training data: give --data FILE (or hub:NAME) or set data.train")
+    if data.max_train_pairs < 0 or not 0.0 < data.validation_fraction < 1.0:
+        raise UserError("data.max_train_pairs must be >= 0 and data.validation_fraction in (0, 1)")
+    for name in ("max_source_len", "max_target_len"):
+        if getattr(data, name) < 1:
+            raise UserError(f"data.{name} must be a positive number of tokens")
     if detect_format(data.train, data.format) == "hub":
         splits = _load_hub(data)
     else:
@@ -325,8 +331,6 @@ def load_splits(data, seed):
     for split in splits.values():
         if not split.pairs:
             raise UserError(f"the {split.name} split holds no sentence pairs", path=split.source)
-    if data.max_train_pairs < 0 or not 0.0 < data.validation_fraction < 1.0:
-        raise UserError("data.max_train_pairs must be >= 0 and data.validation_fraction in (0, 1)")
     return splits
 
 
@@ -334,7 +338,7 @@ def _carve(train, fraction, seed):
     """Holds out a seeded share of the training pairs as the validation split."""
     indices = list(range(len(train.pairs)))
     random.Random(seed).shuffle(indices)
-    count = min(max(int(round(len(indices) * fraction)), 1), len(indices) - 1)
+    count = min(max(round(len(indices) * fraction), 1), len(indices) - 1)
     if count < 1:
         raise UserError("too few training pairs to carve a validation split; give one with "
                         "--validation", path=train.source)
@@ -376,8 +380,8 @@ def _join_rule(level):
     if level == "char":
         return "", []
     if level == "cjk":  # no spaces around Han/kana/Hangul and full-width punctuation
-        return " ", [(r" ?([\p{Han}\x{3040}-\x{30ff}\x{ac00}-\x{d7af}\x{3000}-\x{303f}"
-                      r"\x{ff00}-\x{ffef}]) ?", r"\1")]
+        han = r"[\p{Han}\x{3040}-\x{30ff}\x{ac00}-\x{d7af}\x{3000}-\x{303f}\x{ff00}-\x{ffef}]"
+        return " ", [(f" ?({han}) ?", r"\1")]
     # word: glue word-internal hyphens and typographic apostrophes (peut-être, l’a)
     return " ", [(r"([\p{L}\p{N}]) ([-’]) ", r"\1\2")]
 
@@ -458,8 +462,8 @@ class Translator:
 
     def _caps_kwargs(self):
         d = self.decoding
-        return dict(max_len=d.get("max_len") or None, max_len_ratio=d["max_len_ratio"],
-                    max_len_offset=d["max_len_offset"])
+        return {"max_len": d.get("max_len") or None, "max_len_ratio": d["max_len_ratio"],
+                "max_len_offset": d["max_len_offset"]}
 
     def decode_ids(self, source_ids, beam_width=0, return_attention=False):
         """Padded source ids `[batch, S]` → decoded ids `[batch, T]` (numpy)."""
@@ -486,10 +490,9 @@ class Translator:
     def translate_ids(self, source_ragged, beam_width=0, batch_size=None):
         """Decodes ragged source ids in length-sorted batches; returns padded ids per row."""
         import numpy as np
+        import tensorflow as tf
 
         from pipelines.stages.batching import plan_eval
-
-        import tensorflow as tf
 
         lengths = source_ragged.row_lengths().numpy()
         rows = [None] * len(lengths)
@@ -598,7 +601,8 @@ def translation_scores(hypotheses, references, hyp_tokens, ref_tokens, tokenize,
     the decoder's tokens of the hypothesis), so it does not depend on detokenization.
 
     Returns:
-        (scores dict, list of sentence BLEU scores).
+        (scores dict, list of sentence BLEU scores, the sacrebleu result line with its
+        signature).
     """
     from sacrebleu.metrics import BLEU, CHRF
 
@@ -712,7 +716,7 @@ def compile_translator(model, train_cfg):
 
 
 def _glyph_font():
-    """A matplotlib font file path and the set test for its coverage."""
+    """A test `token -> bool`: can matplotlib's default sans-serif font draw it?"""
     from matplotlib import font_manager
     from matplotlib.ft2font import FT2Font
 
@@ -748,7 +752,7 @@ def plot_attention(weights, source_tokens, output_tokens, path, title):
     ax.set_yticks(range(rows), labels(output_tokens, "t"))
     ax.set_xlabel("source")
     ax.set_ylabel("output")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title if covered(title) else "(source not drawable in this font)", fontsize=9)
     return rep._save(fig, path), legend
 
 
@@ -795,9 +799,9 @@ def _data_section(splits, stats):
                         "empty after tokenizing", "pairs used",
                         "source tokens mean / max", "target tokens mean / max",
                         "OOV source / target", "truncated source / target"], rows),
-          "Length filtering and de-duplication apply to the training split only; the "
-          "evaluation splits are scored whole (sources longer than the source tokenizer's "
-          "`max_length` are truncated)."]
+          ("Length filtering and de-duplication apply to the training split only; the "
+           "evaluation splits are scored whole (sources longer than the source tokenizer's "
+           "`max_length` are truncated).")]
     for name, split in splits.items():
         examples = split.counts.get("bad_row_examples") or []
         if examples:
@@ -809,12 +813,13 @@ def _data_section(splits, stats):
 # ---------------------------------------------------------------------------- train
 
 
-def _tokenizer_info(tokenizer):
-    return tokenizer.get_config()
+def _lowercase(cfg):
+    """Scores are case-insensitive when asked, or when the target tokenizer lower-cases
+    (the model cannot produce capitals, so case-sensitive BLEU would only measure that)."""
+    return bool(cfg.eval.lowercase or cfg.target_tokenizer.lowercase)
 
 
-def _evaluate_split(translator, split, source_ids, cfg, report_dir=None, tag=None,
-                    beam_width=0):
+def _evaluate_split(translator, split, source_ids, cfg, beam_width=0):
     """Decodes one split and scores it; returns (scores, rows, buckets, signature, ids)."""
     from pipelines.stages.tokenize import split_all
 
@@ -828,11 +833,11 @@ def _evaluate_split(translator, split, source_ids, cfg, report_dir=None, tag=Non
     ref_tokens = split_all(translator.target_tokenizer, references)
     tokenize = bleu_tokenizer(cfg.eval, cfg.data.target_lang, references)
     scores, per_sentence, signature = translation_scores(
-        hypotheses, references, hyp_tokens, ref_tokens, tokenize, cfg.eval.lowercase)
+        hypotheses, references, hyp_tokens, ref_tokens, tokenize, _lowercase(cfg))
     scores["decode_sentences_per_s"] = len(references) / seconds if seconds else 0.0
     source_lengths = source_ids.row_lengths().numpy().tolist()
     buckets = bleu_by_length(hypotheses, references, source_lengths, tokenize,
-                             cfg.eval.lowercase)
+                             _lowercase(cfg))
     rows = [{"index": i, "where": p.get("where", ""), "source": p["source"],
              "reference": p["target"], "hypothesis": h, "sentence_bleu": b,
              "exact": ht == rt, "source_tokens": n}
@@ -847,10 +852,15 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     import numpy as np
 
     from models.seq2seq_translator import Seq2SeqTranslator
-    from pipelines.stages import runtime, runs
+    from pipelines.stages import runs, runtime
     from pipelines.stages.batching import dataset_from_plan, plan_eval
-    from pipelines.stages.tokenize import (TextTokenizer, fit_vocabulary, split_all,
-                                           token_stats, tokenizer_from_config)
+    from pipelines.stages.tokenize import (
+        TextTokenizer,
+        fit_vocabulary,
+        split_all,
+        token_stats,
+        tokenizer_from_config,
+    )
     from pipelines.stages.train import fit
 
     run_dir, report_dir = Path(run_dir), Path(report_dir)
@@ -869,7 +879,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     if len(train_split.pairs) == 0:
         raise UserError("no training pairs left after length filtering; raise "
                         "data.max_source_len / data.max_target_len", path=train_split.source)
-    log(f"pairs: " + ", ".join(f"{n} {len(s.pairs)}" for n, s in splits.items())
+    log("pairs: " + ", ".join(f"{n} {len(s.pairs)}" for n, s in splits.items())
         + f" (train: {train_split.counts.get('too_long', 0)} too long, "
         f"{train_split.counts.get('duplicates', 0)} duplicates dropped)")
 
@@ -891,7 +901,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
                 "length_penalty": cfg.decoding.length_penalty}
     run_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(tok_file, json.dumps(
-        {"source": _tokenizer_info(source_tok), "target": _tokenizer_info(target_tok),
+        {"source": source_tok.get_config(), "target": target_tok.get_config(),
          "start": START, "end": END, "decoding": decoding}, indent=1, sort_keys=True,
         ensure_ascii=False) + "\n")
     write_text_atomic(run_dir / "source_vocabulary.txt",
@@ -971,10 +981,12 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
 
     for name, r in results.items():
         s = r["scores"]
+        d = cfg.decoding
+        how = (f"beam search, width {d.beam_width}, length penalty {d.length_penalty:g}"
+               if d.beam_width else "greedy")
         md = [f"## {name.capitalize()} results",
-              f"Decoding: {'greedy' if not cfg.decoding.beam_width else 'beam search, width %d, length penalty %g' % (cfg.decoding.beam_width, cfg.decoding.length_penalty)}; "  # noqa: E501
-              f"caps: {cfg.decoding.max_len_ratio:g} × source tokens + "
-              f"{cfg.decoding.max_len_offset}, at most {cfg.decoding.max_len}.",
+              (f"Decoding: {how}; caps: {d.max_len_ratio:g} × source tokens + "
+               f"{d.max_len_offset}, at most {d.max_len}."),
               rep.md_table(["metric", "value"], [
                   ("BLEU", s["bleu"]), ("chrF", s["chrf"]), ("exact match", s["exact_match"]),
                   ("length ratio (hyp / ref tokens)", s["length_ratio"]),
@@ -1024,22 +1036,22 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     m = cfg.model
     direction = f"{cfg.data.source_lang or 'source'} → {cfg.data.target_lang or 'target'}"
     summary = [
-        f"Run `{run_dir}` · task **translation** ({direction}) · model: "
+        (f"Run `{run_dir}` · task **translation** ({direction}) · model: "
         f"{m.num_layers}×{'Bi' if m.bidirectional else ''}{m.cell.upper()}({m.units}) encoder, "
         f"{m.cell.upper()}({m.units}) decoder, attention {m.attention}, embeddings "
         f"{m.embedding_dim}, {model.count_params():,} parameters · vocabularies: source "
         f"{source_tok.vocabulary_size} ({source_tok.level}), target "
-        f"{target_tok.vocabulary_size} ({target_tok.level}).",
+        f"{target_tok.vocabulary_size} ({target_tok.level})."),
         rep.md_table(["split", "BLEU", "chrF", "exact match", "length ratio", "pairs"],
                      [(n, r["scores"]["bleu"], r["scores"]["chrf"], r["scores"]["exact_match"],
                        r["scores"]["length_ratio"], r["scores"]["pairs"])
                       for n, r in results.items()]),
-        f"Trained {result.epochs_run} epochs in {result.seconds / 60:.1f} min "
+        (f"Trained {result.epochs_run} epochs in {result.seconds / 60:.1f} min "
         f"({cpu_seconds / 60:.1f} CPU-min) in this process "
         f"(best: epoch {result.best_epoch}{', stopped early' if result.stopped_early else ''});"
         f" {result.tokens_per_second:,.0f} training tokens/s. BLEU and chrF: sacrebleu, "
         f"tokenizer `{bleu_tokenizer(cfg.eval, cfg.data.target_lang, splits[main_name].targets)}`"
-        f", {'lower-cased' if cfg.eval.lowercase else 'case-sensitive'}, one reference.",
+        f", {'lower-cased' if _lowercase(cfg) else 'case-sensitive'}, one reference."),
     ]
     body = "\n\n".join(summary + ["## Learning curves", f"![learning curves]({curves})"]
                        + md_results + heat_md + [_data_section(splits, stats), repro_md])
@@ -1175,6 +1187,8 @@ def benchmark(quick=False, log=print):
     cfg = config_lib.config_from_dict(
         TASK, json.loads((run / "config.json").read_text(encoding="utf-8")))
     path = cfg.data.test or cfg.data.validation or cfg.data.train
+    if not Path(path).exists() and (Path(__file__).resolve().parents[2] / path).exists():
+        path = str(Path(__file__).resolve().parents[2] / path)  # presets are repo-relative
     split = read_pair_file(path, cfg.data, "bench")
     n = 256 if quick else 1024
     sources = split.sources[:n]
