@@ -46,7 +46,7 @@ def test_masked_pooling_matches_numpy():
 @pytest.mark.parametrize("pooling", ["last", "max", "mean"])
 def test_classifier_config_and_save_round_trip(tmp_path, pooling):
     model = SentimentClassifier(30, 3, embedding_dim=4, units=3, num_layers=2,
-                                pooling=pooling, hidden=5, word_dropout=0.1)
+                                pooling=pooling, hidden=5, word_dropout=0.1, unk_dropout=0.2)
     x = np.array([[3, 4, 5, 0], [6, 0, 0, 0]])
     model.save(tmp_path / "m.keras")
     again = keras.saving.load_model(tmp_path / "m.keras", safe_mode=True)

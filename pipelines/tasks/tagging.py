@@ -1242,10 +1242,10 @@ def _bench_one(cfg, splits, scheme, head, train_steps, log):
     plan = plan_epoch(lengths, cfg.train.batch_size, cfg.train.seed, 0, cfg.train.bucketing)
     steps = min(train_steps, len(plan))
     # the same tf.data pipeline and fit() as real training; a short fit first traces
-    model.fit(dataset_from_plan(x, y, plan[:3]), epochs=1, verbose=0)
+    model.fit(dataset_from_plan(x, y, plan[:3]), epochs=1, shuffle=False, verbose=0)
     timed = dataset_from_plan(x, y, plan[:steps])
     began = time.perf_counter()
-    model.fit(timed, epochs=1, verbose=0)
+    model.fit(timed, epochs=1, shuffle=False, verbose=0)
     train_seconds = time.perf_counter() - began
     tokens = int(sum(lengths[i].sum() for i in plan[:steps]))
     val = splits["validation"]
