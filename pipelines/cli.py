@@ -65,7 +65,7 @@ def _data_overrides(args):
         value = getattr(args, flag, None)
         if value:
             data[key] = value
-    if tagging and "train" in data:  # --data replaces the preset's toy validation/test too
+    if "train" in data:  # --data replaces the preset's toy validation/test too
         data.setdefault("validation", "")
         data.setdefault("test", "")
     if getattr(args, "skip_bad_rows", False):

@@ -46,3 +46,16 @@ def test_config_file_errors(tmp_path):
     bad.write_text("[encoder\nunits = 3")
     with pytest.raises(UserError, match="not valid TOML"):
         config_lib.load_config("sentiment", config_file=bad)
+
+
+def test_data_flag_drops_the_presets_validation_and_test_files():
+    from pipelines import cli
+
+    args = cli.build_parser().parse_args(["train", "sentiment", "--data", "mine.csv"])
+    cfg = config_lib.load_config("sentiment", extra=cli._data_overrides(args))
+    assert (cfg.data.train, cfg.data.validation, cfg.data.test) == ("mine.csv", "", "")
+    args = cli.build_parser().parse_args(["train", "sentiment", "--data", "a.csv",
+                                          "--test", "b.csv"])
+    cfg = config_lib.load_config("sentiment", extra=cli._data_overrides(args))
+    assert (cfg.data.validation, cfg.data.test) == ("", "b.csv")
+    assert config_lib.load_config("sentiment").data.test.endswith("en/test.csv")

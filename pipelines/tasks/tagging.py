@@ -25,6 +25,7 @@ import json
 import os
 import random
 import time
+import weakref
 from collections import Counter
 from pathlib import Path
 
@@ -527,6 +528,9 @@ def encode(vocab, token_lists, with_chars, tag_lists=None):
     return features, targets, lengths
 
 
+_TAGGING_FUNCTIONS = {}  # (id(model), with chars) → (weak reference to the model, function)
+
+
 def _tagging_function(model, features):
     """A compiled step that tags one padded batch, traced once for any batch shape.
 
@@ -535,9 +539,10 @@ def _tagging_function(model, features):
     """
     import tensorflow as tf
 
-    cached = getattr(model, "_elman_tagging_function", None)
-    if cached is not None:
-        return cached
+    key = (id(model), isinstance(features, dict))
+    cached = _TAGGING_FUNCTIONS.get(key)
+    if cached is not None and cached[0]() is model:
+        return cached[1]
     words = tf.TensorSpec((None, None), tf.int32, name="words")
     if isinstance(features, dict):
         spec = {"words": words, "chars": tf.TensorSpec((None, None, None), tf.int32,
@@ -546,7 +551,7 @@ def _tagging_function(model, features):
         spec = words
     function = tf.function(lambda x: model.predict_step((x,)), input_signature=[spec],
                            reduce_retracing=True)
-    model._elman_tagging_function = function
+    _TAGGING_FUNCTIONS[key] = (weakref.ref(model), function)
     return function
 
 
