@@ -16,7 +16,9 @@ class Attention(keras.layers.Layer):
     Scores, for a query `q` (a decoder output) and an encoder output `v_s`:
 
     - `"bahdanau"` (additive): `w^T tanh(W_q q + W_k v_s)`, `W_q`, `W_k` of size `units`.
-    - `"luong"` (multiplicative, "general"): `q^T W_k v_s`; the query size must be `units`.
+    - `"luong"` (multiplicative, "general"): `q^T W_k v_s / sqrt(units)`; the query size
+      must be `units`. The scaling (as in scaled dot-product attention) keeps the softmax
+      out of saturation when the decoder states grow.
 
     Padded source positions (`values_mask` False) get a score of -1e9 before the softmax,
     so their weight is 0. The context is the weighted sum of the values (not of the keys).
@@ -86,7 +88,7 @@ class Attention(keras.layers.Layer):
             k = keras.ops.expand_dims(keys, 1)  # [B, 1, S, U]
             scores = keras.ops.squeeze(self.score_vector(keras.ops.tanh(q + k)), -1)
         else:
-            scores = keras.ops.einsum("btu,bsu->bts", query, keys)
+            scores = keras.ops.einsum("btu,bsu->bts", query, keys) / (self.units ** 0.5)
         if values_mask is not None:
             mask = keras.ops.expand_dims(keras.ops.cast(values_mask, "bool"), 1)  # [B, 1, S]
             scores = keras.ops.where(mask, scores, keras.ops.cast(-1e9, scores.dtype))

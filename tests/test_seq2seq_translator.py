@@ -13,6 +13,7 @@ TARGET_OUT = np.array([[9, 4, 5, 6, 3], [5, 7, 3, 0, 0], [4, 3, 0, 0, 0]], np.in
 CONFIGS = [
     dict(cell="lstm", attention="none"),
     dict(cell="gru", attention="bahdanau"),
+    dict(cell="gru", attention="luong", combine="tanh"),
     dict(cell="lstm", attention="luong", num_layers=2, bridge="sum"),
     dict(cell="gru", attention="none", bidirectional=False, num_layers=2),
 ]
@@ -138,3 +139,41 @@ def test_attention_layer_masks_padding_and_round_trips():
     assert (clone.units, clone.score) == (4, "bahdanau")
     with pytest.raises(ValueError, match="Expected score to be one of"):
         Attention(4, score="general")
+
+
+def test_luong_score_and_residual_combine_against_numpy():
+    """The Luong score, the context and the residual combine, recomputed in numpy."""
+    model = tiny(cell="gru", attention="luong", combine="residual")
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=(2, 8)).astype("float32")
+    enc = rng.normal(size=(2, 4, 16)).astype("float32")
+    mask = np.array([[True, True, True, False], [True, True, False, False]])
+    out, weights = model._attend(y, enc, mask)
+    w_k = np.asarray(model.get_layer("attention").key_projection.kernel)
+    scores = np.einsum("bu,bsu->bs", y, enc @ w_k) / np.sqrt(8)
+    scores = np.where(mask, scores, -np.inf)
+    expected_w = np.exp(scores - scores.max(-1, keepdims=True))
+    expected_w /= expected_w.sum(-1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(weights), expected_w, rtol=1e-5, atol=1e-7)
+    context = np.einsum("bs,bsd->bd", expected_w, enc)
+    pre = y + context @ np.asarray(model.get_layer("attention_combine").kernel)
+    norm = model.get_layer("attention_norm")
+    mean, var = pre.mean(-1, keepdims=True), pre.var(-1, keepdims=True)
+    expected = (pre - mean) / np.sqrt(var + norm.epsilon) * np.asarray(norm.gamma) + np.asarray(
+        norm.beta)
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_tanh_combine_against_numpy():
+    model = tiny(cell="gru", attention="bahdanau", combine="tanh")
+    rng = np.random.default_rng(4)
+    y = rng.normal(size=(2, 8)).astype("float32")
+    enc = rng.normal(size=(2, 3, 16)).astype("float32")
+    out, weights = model._attend(y, enc, np.ones((2, 3), bool))
+    context = np.einsum("bs,bsd->bd", np.asarray(weights), enc)
+    dense = model.get_layer("attention_combine")
+    expected = np.tanh(np.concatenate([y, context], -1) @ np.asarray(dense.kernel)
+                       + np.asarray(dense.bias))
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="Expected combine to be one of"):
+        tiny(combine="gated")

@@ -26,6 +26,18 @@ def test_word_and_char_levels_and_punctuation_modes():
     assert split("很好。", level="word", punctuation="strip") == ["很好"]  # full-width too
 
 
+def test_unicode_spaces_separate_and_never_become_tokens():
+    # French typography: no-break (U+00A0), narrow no-break (U+202F) and thin (U+2009)
+    # spaces before ! ? : ; — and an ideographic space (U+3000) in Chinese text.
+    text = "Santé\u202f! Vraiment\u00a0? Oui\u2009: non"
+    for punctuation in ("split", "strip", "keep"):
+        tokens = split(text, level="word", punctuation=punctuation)
+        assert not [t for t in tokens if not t.strip()], tokens
+    assert split(text, level="word") == ["santé", "!", "vraiment", "?", "oui", ":", "non"]
+    assert split("好\u3000吃", level="cjk") == ["好", "吃"]
+    assert split("a\u00a0b", level="char") == ["a", " ", "b"]
+
+
 def test_ids_padding_oov_and_truncation_policies():
     vocab = ["a", "b", "c", "d"]  # ids 2..5
     post = TextTokenizer(vocabulary=vocab, level="word", max_length=3)

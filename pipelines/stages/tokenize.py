@@ -14,6 +14,7 @@ import tensorflow as tf
 PAD, OOV = "", "[UNK]"
 # Everything that is not a letter, digit, combining mark, space or apostrophe.
 _PUNCT = r"[^\p{L}\p{N}\p{M}\s']"
+_SPACE = r"[\p{Z}\x{85}\x{200b}\x{feff}]"  # Unicode spaces, NEL, zero-width spaces
 _HAN = r"([\p{Han}\x{3040}-\x{30ff}\x{ac00}-\x{d7af}])"  # Han, kana, Hangul syllables
 _LEVELS = ("cjk", "word", "char")
 
@@ -83,6 +84,9 @@ class TextTokenizer(keras.layers.Layer):
     def split(self, texts):
         """Splits a 1-D string tensor into a ragged [batch, tokens] string tensor."""
         texts = tf.convert_to_tensor(texts, dtype=tf.string)
+        # Every Unicode space separates tokens (RE2's \s is ASCII only): French text puts a
+        # no-break or narrow no-break space before ! ? : ; which must not become a token.
+        texts = tf.strings.regex_replace(texts, _SPACE, " ")
         if self.lowercase:
             texts = tf.strings.lower(texts, encoding="utf-8")
         if self.punctuation == "split":

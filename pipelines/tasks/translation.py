@@ -74,6 +74,8 @@ class TranslationModelConfig:
     dropout: float = 0.1  # dropout on embeddings, between layers and before the output
     attention: str = "luong"  # none, bahdanau (additive) or luong (multiplicative)
     bridge: str = "concat"  # how the two encoder directions start the decoder: concat, sum
+    combine: str = "residual"  # attention context + decoder output: residual
+    # (LayerNorm(y + W c), trains fast) or tanh (Luong's tanh(W [y; c]))
     embedding_dim: int = 64  # size of the source and target embeddings
 
 
@@ -148,6 +150,7 @@ config_lib.register(TASK, TranslationConfig, choices={
     "model.cell": ("lstm", "gru"),
     "model.attention": ("none", "bahdanau", "luong"),
     "model.bridge": ("concat", "sum"),
+    "model.combine": ("residual", "tanh"),
     "eval.bleu_tokenize": ("auto", "13a", "zh", "intl", "char", "none"),
     **{f"{side}.{key}": allowed for side in ("source_tokenizer", "target_tokenizer")
        for key, allowed in _TOKENIZER_CHOICES.items()},
@@ -934,7 +937,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
             source_tok.vocabulary_size, target_tok.vocabulary_size,
             embedding_dim=m.embedding_dim, units=m.units, cell=m.cell, num_layers=m.num_layers,
             bidirectional=m.bidirectional, dropout=m.dropout, attention=m.attention,
-            bridge=m.bridge, name="seq2seq_translator"), cfg.train)
+            bridge=m.bridge, combine=m.combine, name="seq2seq_translator"), cfg.train)
 
     v_src, v_in, v_out, v_len = encoded["validation"]
     validation = dataset_from_plan((v_src, v_in), v_out, plan_eval(v_len, cfg.train.batch_size))
