@@ -160,6 +160,8 @@ def fit_epochs(model, strategy, dataset, steps, initial_epoch, epochs, validatio
             break
         logs = {"loss": loss_sum / max(count, 1), **metric_values()}
         if val_data is not None:
+            for callback in callbacks:
+                callback.on_test_begin()
             val_iterator = iter(val_data)
             v_sum, v_count = 0.0, 0
             for _ in range(val_steps):
@@ -167,6 +169,8 @@ def fit_epochs(model, strategy, dataset, steps, initial_epoch, epochs, validatio
                 v_sum, v_count = v_sum + float(s), v_count + int(n)
             logs.update({"val_loss": v_sum / max(v_count, 1)})
             logs.update({"val_" + k: v for k, v in metric_values().items()})
+            for callback in callbacks:
+                callback.on_test_end()
         log(f"epoch {epoch + 1}/{epochs} - " + " - ".join(
             f"{k}: {v:.4f}" for k, v in sorted(logs.items())))
         if writers is not None:

@@ -31,6 +31,65 @@ def _seed_variables(model):
     return [v for v in model.variables if v.path.endswith("seed_generator_state")]
 
 
+def adam(cfg):
+    """The house optimizer for a TrainConfig: Adam with clipping, weight decay and EMA.
+
+    With `cfg.ema` > 0 the optimizer keeps an exponential moving average of the trainable
+    weights (Polyak averaging, momentum `cfg.ema`); `fit` evaluates, picks the best
+    epoch and returns the model with the averaged weights.
+    """
+    ema = float(getattr(cfg, "ema", 0.0) or 0.0)
+    if not 0.0 <= ema < 1.0:
+        raise UserError(f"train.ema must be in [0, 1) (0 disables it); got {ema!r}")
+    return keras.optimizers.Adam(cfg.learning_rate, global_clipnorm=cfg.clipnorm or None,
+                                 weight_decay=getattr(cfg, "weight_decay", 0.0) or None,
+                                 use_ema=ema > 0.0, ema_momentum=ema if ema > 0.0 else 0.99)
+
+
+class _AveragedWeights:
+    """Context manager: the optimizer's EMA weights in the model, the raw ones restored after.
+
+    The raw values are stashed and assigned back exactly (Keras' SwapEMAWeights swaps by
+    adding and subtracting, which changes the raw weights by rounding). A no-op when the
+    optimizer keeps no average, or before its first step.
+    """
+
+    def __init__(self, model):
+        optimizer = getattr(model, "optimizer", None)
+        averages = getattr(optimizer, "_model_variables_moving_average", None)
+        self.pairs = []
+        if getattr(optimizer, "use_ema", False) and averages and int(optimizer.iterations) > 0:
+            self.pairs = list(zip(optimizer._trainable_variables, averages))
+        self.stash = None
+
+    def __enter__(self):
+        self.stash = [var.numpy() for var, _ in self.pairs]
+        for var, average in self.pairs:
+            var.assign(average)
+        return self
+
+    def __exit__(self, *exc):
+        for (var, _), value in zip(self.pairs, self.stash):
+            var.assign(value)
+        return False
+
+
+class _EvaluateAveraged(keras.callbacks.Callback):
+    """Puts the EMA weights in the model while validation runs."""
+
+    def __init__(self):
+        super().__init__()
+        self.active = None
+
+    def on_test_begin(self, logs=None):
+        self.active = _AveragedWeights(self.model).__enter__()
+
+    def on_test_end(self, logs=None):
+        if self.active is not None:
+            self.active.__exit__(None, None, None)
+            self.active = None
+
+
 @dataclasses.dataclass
 class TrainResult:
     """What training produced."""
@@ -121,8 +180,9 @@ class _EpochCommitter(keras.callbacks.Callback):
             self.model.stop_training = True
         if self.chief:
             _save_model_atomic(self.model, self.ckpt_dir / files["model"])
-            if improved:
-                _save_weights_atomic(self.model, self.ckpt_dir / files["best"])
+            if improved:  # the weights validation saw: the EMA ones when EMA is on
+                with _AveragedWeights(self.model):
+                    _save_weights_atomic(self.model, self.ckpt_dir / files["best"])
             write_text_atomic(self.ckpt_dir / STATE, json.dumps(state, indent=1, sort_keys=True))
             for key in ("model", "best"):
                 if old.get(key) and old[key] != files[key]:
@@ -200,7 +260,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                  for e in range(start, cfg.epochs)]
         steps = len(plans[0])
         dataset = dataset_from_plan(features, targets, [b for p in plans for b in p])
-        callbacks = [committer]
+        callbacks = [_EvaluateAveraged(), committer]
         if tensorboard and chief:
             callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir / "logs" / "tb"),
                                                          write_graph=False))
@@ -209,7 +269,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
             from pipelines.stages.multi_worker import fit_epochs
 
             fit_epochs(model, strategy, dataset, steps, start, cfg.epochs, validation,
-                       [committer], log, run_dir / "logs" / "tb" if tensorboard else None)
+                       callbacks[:2], log, run_dir / "logs" / "tb" if tensorboard else None)
         else:
             model.fit(dataset, epochs=cfg.epochs, initial_epoch=start, steps_per_epoch=steps,
                       validation_data=validation, callbacks=callbacks, shuffle=False,
@@ -231,6 +291,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                                         custom_objects=custom_objects)
     if state["files"].get("best"):
         model.load_weights(ckpt_dir / state["files"]["best"])
+
     del tf
     return TrainResult(model, state["history"], state["best_epoch"], state["epoch"],
                        bool(state.get("stopped_early")), seconds,

@@ -590,10 +590,9 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     def build_and_compile():
         model = _build_model(cfg, len(vocabulary), stateful=True)
         model.build((None, None))
+        from pipelines.stages.train import adam
         model.compile(
-            optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
-                                            global_clipnorm=cfg.train.clipnorm or None,
-                                            weight_decay=cfg.train.weight_decay or None),
+            optimizer=adam(cfg.train),
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0))
         return model
 

@@ -139,10 +139,9 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
             embeddings_initializer=initializer, embedding_trainable=cfg.embedding.trainable,
             word_dropout=cfg.embedding.dropout, unk_dropout=cfg.embedding.unk_dropout,
             name="sentiment_classifier")
+        from pipelines.stages.train import adam
         model.compile(
-            optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
-                                            global_clipnorm=cfg.train.clipnorm or None,
-                                            weight_decay=cfg.train.weight_decay or None),
+            optimizer=adam(cfg.train),
             loss="sparse_categorical_crossentropy", metrics=["accuracy"])
         return model
 

@@ -610,9 +610,9 @@ def build_model(cfg, vocab):
         tag_names=vocab.tags, constraint=_constraint(cfg, vocab),
         embedding_trainable=cfg.embedding.trainable, word_dropout=cfg.embedding.word_dropout,
         name="sequence_tagger")
+    from pipelines.stages.train import adam
     model.compile(
-        optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
-                                        global_clipnorm=cfg.train.clipnorm or None),
+        optimizer=adam(cfg.train),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
     return model
 

@@ -706,10 +706,9 @@ def compile_translator(model, train_cfg):
     """Compiles a Seq2SeqTranslator: Adam, masked cross-entropy on logits, token accuracy."""
     import keras
 
+    from pipelines.stages.train import adam
     model.compile(
-        optimizer=keras.optimizers.Adam(
-            train_cfg.learning_rate, global_clipnorm=train_cfg.clipnorm or None,
-            weight_decay=getattr(train_cfg, "weight_decay", 0.0) or None),
+        optimizer=adam(train_cfg),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),
         metrics=[masked_token_accuracy()])
     return model

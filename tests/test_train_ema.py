@@ -1,0 +1,85 @@
+"""EMA of the weights: validation, the best checkpoint and the returned model use the average."""
+
+import dataclasses
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from pipelines.config import TrainConfig
+from pipelines.errors import UserError
+from pipelines.stages.batching import dataset_from_plan, plan_eval
+from pipelines.stages.train import adam, fit
+
+MOMENTUM = 0.8
+
+
+class Recorder(keras.callbacks.Callback):
+    """The raw weights after every training step, and at every epoch start."""
+
+    def __init__(self):
+        super().__init__()
+        self.steps, self.epoch_starts = [], []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch_starts.append([v.numpy().copy() for v in self.model.trainable_variables])
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps.append([v.numpy().copy() for v in self.model.trainable_variables])
+
+
+def data():
+    rng = np.random.default_rng(0)
+    rows = [rng.integers(2, 20, size=rng.integers(1, 6)).tolist() for _ in range(24)]
+    labels = np.array([int(sum(r) % 2) for r in rows])
+    return tf.ragged.constant(rows, dtype=tf.int64), tf.constant(labels), [len(r) for r in rows]
+
+
+def test_ema_is_what_validation_and_the_returned_model_use(tmp_path, monkeypatch):
+    features, labels, lengths = data()
+    validation = dataset_from_plan(features, labels, plan_eval(lengths, 8))
+    cfg = dataclasses.replace(TrainConfig(), epochs=3, batch_size=4, patience=9, ema=MOMENTUM,
+                              learning_rate=0.05, monitor="val_loss", max_minutes=0.0)
+    recorder = Recorder()
+    original_fit = keras.Model.fit
+
+    def fit_with_recorder(self, *args, callbacks=(), **kwargs):
+        return original_fit(self, *args, callbacks=[recorder, *callbacks], **kwargs)
+
+    monkeypatch.setattr(keras.Model, "fit", fit_with_recorder)
+
+    def build():
+        keras.utils.set_random_seed(0)
+        model = keras.Sequential([keras.layers.Embedding(20, 4, mask_zero=True),
+                                  keras.layers.GlobalAveragePooling1D(),
+                                  keras.layers.Dense(2, activation="softmax")])
+        model.compile(adam(cfg), "sparse_categorical_crossentropy")
+        return model
+
+    result = fit(build, features, labels, lengths, validation, cfg, tmp_path, log=lambda m: None,
+                 tensorboard=False)
+    steps_per_epoch = len(recorder.steps) // cfg.epochs
+    # An independent EMA of the recorded raw weights (the first step starts the average).
+    averages, history = None, []
+    for weights in recorder.steps:
+        averages = [w.copy() for w in weights] if averages is None else [
+            MOMENTUM * a + (1 - MOMENTUM) * w for a, w in zip(averages, weights)]
+        history.append(averages)
+    best = history[result.best_epoch * steps_per_epoch - 1]
+    for got, want in zip(result.model.trainable_variables, best):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    # The logged validation loss of the best epoch is the averaged model's loss.
+    loss = result.model.evaluate(validation, verbose=0)
+    assert loss == pytest.approx(result.history["val_loss"][result.best_epoch - 1], rel=1e-5)
+    # Validation put the raw weights back exactly: epoch 2 starts where epoch 1's last step
+    # left them.
+    for start, last in zip(recorder.epoch_starts[1], recorder.steps[steps_per_epoch - 1]):
+        np.testing.assert_array_equal(start, last)
+    # ... and the raw weights differ from the average (the test would be vacuous otherwise).
+    assert not np.allclose(recorder.steps[-1][0], history[-1][0])
+
+
+def test_ema_out_of_range_is_a_user_error():
+    with pytest.raises(UserError, match=r"train.ema must be in \[0, 1\)"):
+        adam(dataclasses.replace(TrainConfig(), ema=1.0))
