@@ -79,6 +79,7 @@ class TrainConfig:
     learning_rate: float = 0.002  # Adam learning rate
     clipnorm: float = 1.0  # gradient clipping by global norm; 0 disables it
     weight_decay: float = 0.0  # decoupled weight decay (AdamW style); 0 disables it
+    lr_decay: float = 1.0  # the learning rate is multiplied by this after every epoch
     ema: float = 0.0  # momentum of an exponential moving average of the weights, which
     # is what validation, the best checkpoint and the saved model use; 0 disables it
     patience: int = 3  # early stopping: epochs without validation improvement

@@ -83,3 +83,42 @@ def test_ema_is_what_validation_and_the_returned_model_use(tmp_path, monkeypatch
 def test_ema_out_of_range_is_a_user_error():
     with pytest.raises(UserError, match=r"train.ema must be in \[0, 1\)"):
         adam(dataclasses.replace(TrainConfig(), ema=1.0))
+
+
+def test_lr_decay_is_per_epoch_and_survives_a_checkpoint(tmp_path):
+    features, labels, lengths = data()
+    validation = dataset_from_plan(features, labels, plan_eval(lengths, 8))
+    cfg = dataclasses.replace(TrainConfig(), epochs=3, batch_size=5, patience=9, lr_decay=0.5,
+                              learning_rate=0.04, max_minutes=0.0)
+    seen = []
+
+    class LearningRates(keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            seen.append(float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate)))
+
+    original_fit = keras.Model.fit
+
+    def build():
+        keras.utils.set_random_seed(0)
+        model = keras.Sequential([keras.layers.Embedding(20, 4, mask_zero=True),
+                                  keras.layers.GlobalAveragePooling1D(),
+                                  keras.layers.Dense(2, activation="softmax")])
+        model.compile(adam(cfg), "sparse_categorical_crossentropy")
+        return model
+
+    try:
+        keras.Model.fit = lambda self, *a, callbacks=(), **k: original_fit(
+            self, *a, callbacks=[LearningRates(), *callbacks], **k)
+        fit(build, features, labels, lengths, validation, cfg, tmp_path, log=lambda m: None,
+            tensorboard=False)
+    finally:
+        keras.Model.fit = original_fit
+    steps = -(-24 // 5)  # 24 examples in batches of 5
+    expected = [0.04 * 0.5 ** (i // steps) for i in range(3 * steps)]
+    np.testing.assert_allclose(seen, expected, rtol=1e-6)
+    restored = keras.saving.load_model(tmp_path / "checkpoints" / "epoch-003.keras",
+                                       safe_mode=True)
+    assert float(keras.ops.convert_to_numpy(restored.optimizer.learning_rate)) == pytest.approx(
+        0.04 * 0.5 ** 3)
+    with pytest.raises(UserError, match="lr_decay"):
+        adam(cfg)  # outside fit the epoch length is unknown

@@ -8,6 +8,7 @@ resumes (`--resume`) from the last committed epoch and, with the same seed on th
 same machine, ends with the same weights as an uninterrupted run.
 """
 
+import contextvars
 import dataclasses
 import json
 import math
@@ -31,17 +32,35 @@ def _seed_variables(model):
     return [v for v in model.variables if v.path.endswith("seed_generator_state")]
 
 
-def adam(cfg):
-    """The house optimizer for a TrainConfig: Adam with clipping, weight decay and EMA.
+_STEPS_PER_EPOCH = contextvars.ContextVar("steps_per_epoch", default=None)
 
-    With `cfg.ema` > 0 the optimizer keeps an exponential moving average of the trainable
-    weights (Polyak averaging, momentum `cfg.ema`); `fit` evaluates, picks the best
-    epoch and returns the model with the averaged weights.
+
+def adam(cfg):
+    """The house optimizer for a TrainConfig: Adam with clipping, weight decay, decay, EMA.
+
+    With `cfg.lr_decay` ≠ 1 the learning rate is a staircase exponential decay: multiplied
+    by `lr_decay` after every epoch (a function of the optimizer's step counter, so a
+    resumed run continues on the same schedule). It needs the epoch length, which `fit`
+    provides while it builds the model. With `cfg.ema` > 0 the optimizer keeps an
+    exponential moving average of the trainable weights (Polyak averaging, momentum
+    `cfg.ema`); `fit` evaluates, picks the best epoch and returns the model with the
+    averaged weights.
     """
     ema = float(getattr(cfg, "ema", 0.0) or 0.0)
     if not 0.0 <= ema < 1.0:
         raise UserError(f"train.ema must be in [0, 1) (0 disables it); got {ema!r}")
-    return keras.optimizers.Adam(cfg.learning_rate, global_clipnorm=cfg.clipnorm or None,
+    decay = float(getattr(cfg, "lr_decay", 1.0))
+    if not 0.0 < decay <= 1.0:
+        raise UserError(f"train.lr_decay must be in (0, 1] (1 disables it); got {decay!r}")
+    learning_rate = cfg.learning_rate
+    if decay != 1.0:
+        steps = _STEPS_PER_EPOCH.get()
+        if not steps:
+            raise UserError("train.lr_decay is not supported by this task's training loop; "
+                            "leave it at 1")
+        learning_rate = keras.optimizers.schedules.ExponentialDecay(
+            cfg.learning_rate, decay_steps=steps, decay_rate=decay, staircase=True)
+    return keras.optimizers.Adam(learning_rate, global_clipnorm=cfg.clipnorm or None,
                                  weight_decay=getattr(cfg, "weight_decay", 0.0) or None,
                                  use_ema=ema > 0.0, ema_momentum=ema if ema > 0.0 else 0.99)
 
@@ -243,7 +262,12 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                 variable.assign(value)
             log(f"resuming after epoch {state['epoch']} from {ckpt_dir / state['files']['model']}")
         else:
-            model = build_and_compile()
+            token = _STEPS_PER_EPOCH.set(len(plan_epoch(lengths, cfg.batch_size, cfg.seed, 0,
+                                                        cfg.bucketing)))
+            try:
+                model = build_and_compile()
+            finally:
+                _STEPS_PER_EPOCH.reset(token)
             state = {"epoch": 0, "best": None, "best_epoch": 0, "wait": 0, "history": {},
                      "stopped_early": False, "files": {}}
     from pipelines.stages import runtime
