@@ -122,3 +122,9 @@ def test_lr_decay_is_per_epoch_and_survives_a_checkpoint(tmp_path):
         0.04 * 0.5 ** 3)
     with pytest.raises(UserError, match="lr_decay"):
         adam(cfg)  # outside fit the epoch length is unknown
+
+
+def test_ema_outside_the_shared_fit_is_a_user_error():
+    # e.g. the language model's own stateful loop, which validates with the raw weights
+    with pytest.raises(UserError, match="train.ema is not supported"):
+        adam(dataclasses.replace(TrainConfig(), ema=0.9))

@@ -52,6 +52,10 @@ def adam(cfg):
     decay = float(getattr(cfg, "lr_decay", 1.0))
     if not 0.0 < decay <= 1.0:
         raise UserError(f"train.lr_decay must be in (0, 1] (1 disables it); got {decay!r}")
+    if ema > 0.0 and not _STEPS_PER_EPOCH.get():
+        raise UserError("train.ema is not supported by this task's training loop (it needs "
+                        "the shared fit, which validates with the averaged weights); leave "
+                        "it at 0")
     learning_rate = cfg.learning_rate
     if decay != 1.0:
         steps = _STEPS_PER_EPOCH.get()
