@@ -85,7 +85,7 @@ def test_ema_out_of_range_is_a_user_error():
         adam(dataclasses.replace(TrainConfig(), ema=1.0))
 
 
-def test_lr_decay_is_per_epoch_and_survives_a_checkpoint(tmp_path):
+def test_lr_decay_is_per_epoch_and_survives_a_checkpoint(tmp_path, monkeypatch):
     features, labels, lengths = data()
     validation = dataset_from_plan(features, labels, plan_eval(lengths, 8))
     cfg = dataclasses.replace(TrainConfig(), epochs=3, batch_size=5, patience=9, lr_decay=0.5,
@@ -106,13 +106,10 @@ def test_lr_decay_is_per_epoch_and_survives_a_checkpoint(tmp_path):
         model.compile(adam(cfg), "sparse_categorical_crossentropy")
         return model
 
-    try:
-        keras.Model.fit = lambda self, *a, callbacks=(), **k: original_fit(
-            self, *a, callbacks=[LearningRates(), *callbacks], **k)
-        fit(build, features, labels, lengths, validation, cfg, tmp_path, log=lambda m: None,
-            tensorboard=False)
-    finally:
-        keras.Model.fit = original_fit
+    monkeypatch.setattr(keras.Model, "fit", lambda self, *a, callbacks=(), **k: original_fit(
+        self, *a, callbacks=[LearningRates(), *callbacks], **k))
+    fit(build, features, labels, lengths, validation, cfg, tmp_path, log=lambda m: None,
+        tensorboard=False)
     steps = -(-24 // 5)  # 24 examples in batches of 5
     expected = [0.04 * 0.5 ** (i // steps) for i in range(3 * steps)]
     np.testing.assert_allclose(seen, expected, rtol=1e-6)

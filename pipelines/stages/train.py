@@ -46,26 +46,27 @@ def adam(cfg):
     `cfg.ema`); `fit` evaluates, picks the best epoch and returns the model with the
     averaged weights.
     """
-    ema = float(getattr(cfg, "ema", 0.0) or 0.0)
+    # the language model's LMTrainConfig has neither setting
+    ema = float(getattr(cfg, "ema", 0.0))
+    decay = float(getattr(cfg, "lr_decay", 1.0))
+    steps = _STEPS_PER_EPOCH.get()
     if not 0.0 <= ema < 1.0:
         raise UserError(f"train.ema must be in [0, 1) (0 disables it); got {ema!r}")
-    decay = float(getattr(cfg, "lr_decay", 1.0))
     if not 0.0 < decay <= 1.0:
         raise UserError(f"train.lr_decay must be in (0, 1] (1 disables it); got {decay!r}")
-    if ema > 0.0 and not _STEPS_PER_EPOCH.get():
+    if ema > 0.0 and not steps:
         raise UserError("train.ema is not supported by this task's training loop (it needs "
                         "the shared fit, which validates with the averaged weights); leave "
                         "it at 0")
     learning_rate = cfg.learning_rate
     if decay != 1.0:
-        steps = _STEPS_PER_EPOCH.get()
         if not steps:
             raise UserError("train.lr_decay is not supported by this task's training loop; "
                             "leave it at 1")
         learning_rate = keras.optimizers.schedules.ExponentialDecay(
             cfg.learning_rate, decay_steps=steps, decay_rate=decay, staircase=True)
     return keras.optimizers.Adam(learning_rate, global_clipnorm=cfg.clipnorm or None,
-                                 weight_decay=getattr(cfg, "weight_decay", 0.0) or None,
+                                 weight_decay=cfg.weight_decay or None,
                                  use_ema=ema > 0.0, ema_momentum=ema if ema > 0.0 else 0.99)
 
 
@@ -288,7 +289,8 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                  for e in range(start, cfg.epochs)]
         steps = len(plans[0])
         dataset = dataset_from_plan(features, targets, [b for p in plans for b in p])
-        callbacks = [_EvaluateAveraged(), committer]
+        epoch_callbacks = [_EvaluateAveraged(), committer]  # also run by fit_epochs
+        callbacks = list(epoch_callbacks)
         if tensorboard and chief:
             callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir / "logs" / "tb"),
                                                          write_graph=False))
@@ -297,7 +299,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
             from pipelines.stages.multi_worker import fit_epochs
 
             fit_epochs(model, strategy, dataset, steps, start, cfg.epochs, validation,
-                       callbacks[:2], log, run_dir / "logs" / "tb" if tensorboard else None)
+                       epoch_callbacks, log, run_dir / "logs" / "tb" if tensorboard else None)
         else:
             model.fit(dataset, epochs=cfg.epochs, initial_epoch=start, steps_per_epoch=steps,
                       validation_data=validation, callbacks=callbacks, shuffle=False,
@@ -319,7 +321,6 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                                         custom_objects=custom_objects)
     if state["files"].get("best"):
         model.load_weights(ckpt_dir / state["files"]["best"])
-
     del tf
     return TrainResult(model, state["history"], state["best_epoch"], state["epoch"],
                        bool(state.get("stopped_early")), seconds,
