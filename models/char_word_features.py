@@ -101,3 +101,34 @@ class CharWordFeatures(keras.layers.Layer):
             kernel_size=self.kernel_size,
         )
         return config
+
+
+@keras.saving.register_keras_serializable(package="elman")
+class JoinWordFeatures(keras.layers.Layer):
+    """Concatenates word vectors with extra per-word features and keeps the word mask.
+
+    `keras.layers.Concatenate` combines the masks of its inputs with a logical or,
+    counting an input without a mask as all true, so joining masked word embeddings
+    with char features would mark every padded word as real. This layer passes the
+    first input's mask on unchanged.
+
+    Example:
+
+    ```python
+    words = keras.layers.Embedding(10, 4, mask_zero=True)(ids)  # masked
+    x = JoinWordFeatures()([words, CharWordFeatures(30)(chars)])  # same mask
+    ```
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs, mask=None):
+        return keras.ops.concatenate(list(inputs), axis=-1)
+
+    def compute_mask(self, inputs, mask=None):
+        return None if mask is None else mask[0]
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape[0][:-1], sum(shape[-1] for shape in input_shape))

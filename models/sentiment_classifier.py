@@ -2,6 +2,7 @@
 
 import keras
 
+from models.char_word_features import CharWordFeatures, JoinWordFeatures
 from models.encoders import RecurrentEncoder
 from models.masked_pooling import MaskedPooling
 from models.word_dropout import WordDropout
@@ -29,6 +30,16 @@ class SentimentClassifier(keras.Model):
         word_dropout: float, drops whole token vectors during training. Default 0.0.
         unk_dropout: float, feeds this share of tokens as the OOV id during training,
             so the OOV vector learns to stand for unseen words. Default 0.0.
+        char_features: str, "none", "cnn" or "lstm": features computed from each
+            token's chars (models.CharWordFeatures) are concatenated to its embedding,
+            so unseen words that share spelling with known ones are not all alike.
+            The model then takes a dict {"token_ids", "char_ids" [batch, tokens,
+            chars]}. Default "none".
+        char_vocabulary_size: int, number of char ids (padding and unknown included);
+            needed with char features. Default 0.
+        char_embedding_dim: int, char embedding size. Default 25.
+        char_units: int, CNN filters or char LSTM units per direction. Default 50.
+        char_kernel_size: int, CNN window in chars. Default 3.
 
     Example:
     >>> model = SentimentClassifier(vocabulary_size=100, num_classes=2, units=8)
@@ -40,17 +51,33 @@ class SentimentClassifier(keras.Model):
                  num_layers=1, bidirectional=True, dropout=0.2, merge_mode="concat",
                  pooling="last", hidden=64, head_dropout=0.3,
                  embeddings_initializer="uniform", embedding_trainable=True, word_dropout=0.0,
-                 unk_dropout=0.0, **kwargs):
+                 unk_dropout=0.0, char_features="none", char_vocabulary_size=0,
+                 char_embedding_dim=25, char_units=50, char_kernel_size=3, **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
         if pooling not in ("last", "max", "mean"):
             raise ValueError("Expected pooling to be one of {'last', 'max', 'mean'}. "
                              f"Received: pooling={pooling!r}")
+        if char_features not in ("none", "cnn", "lstm"):
+            raise ValueError("Expected char_features to be one of {'none', 'cnn', 'lstm'}. "
+                             f"Received: char_features={char_features!r}")
+        if char_features != "none" and char_vocabulary_size < 3:
+            raise ValueError("Expected char_vocabulary_size >= 3 with char features. "
+                             f"Received: char_vocabulary_size={char_vocabulary_size!r}")
         ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
         x = WordDropout(unk_dropout, name="unk_dropout")(ids) if unk_dropout else ids
         x = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True,
                                    embeddings_initializer=embeddings_initializer,
                                    trainable=embedding_trainable, name="embedding")(x)
+        inputs = ids
+        if char_features != "none":
+            chars = keras.Input(shape=(None, None), dtype="int32", name="char_ids")
+            features = CharWordFeatures(char_vocabulary_size, method=char_features,
+                                        embedding_dim=char_embedding_dim, units=char_units,
+                                        kernel_size=char_kernel_size,
+                                        name="char_features")(chars)
+            x = JoinWordFeatures(name="word_and_chars")([x, features])
+            inputs = {"token_ids": ids, "char_ids": chars}
         if word_dropout:
             x = keras.layers.Dropout(word_dropout, noise_shape=(None, None, 1),
                                      name="word_dropout")(x)
@@ -67,7 +94,7 @@ class SentimentClassifier(keras.Model):
             x = keras.layers.Dropout(head_dropout, name="head_dropout")(x)
         probs = keras.layers.Dense(num_classes, activation="softmax", dtype="float32",
                                    name="probabilities")(x)
-        super().__init__(inputs=ids, outputs=probs, **kwargs)
+        super().__init__(inputs=inputs, outputs=probs, **kwargs)
         self.vocabulary_size = vocabulary_size
         self.num_classes = num_classes
         self.embedding_dim = embedding_dim
@@ -85,6 +112,11 @@ class SentimentClassifier(keras.Model):
         self.embedding_trainable = embedding_trainable
         self.word_dropout = word_dropout
         self.unk_dropout = unk_dropout
+        self.char_features = char_features
+        self.char_vocabulary_size = char_vocabulary_size
+        self.char_embedding_dim = char_embedding_dim
+        self.char_units = char_units
+        self.char_kernel_size = char_kernel_size
 
     def get_config(self):
         return {
@@ -98,6 +130,11 @@ class SentimentClassifier(keras.Model):
             "embedding_trainable": self.embedding_trainable,
             "word_dropout": self.word_dropout,
             "unk_dropout": self.unk_dropout,
+            "char_features": self.char_features,
+            "char_vocabulary_size": self.char_vocabulary_size,
+            "char_embedding_dim": self.char_embedding_dim,
+            "char_units": self.char_units,
+            "char_kernel_size": self.char_kernel_size,
         }
 
     @classmethod

@@ -2,7 +2,7 @@
 
 import keras
 
-from models.char_word_features import CharWordFeatures
+from models.char_word_features import CharWordFeatures, JoinWordFeatures
 from models.crf import CRF
 from models.encoders import RecurrentEncoder
 from models.word_dropout import WordDropout
@@ -143,7 +143,7 @@ class SequenceTagger(keras.Model):
             char_x = CharWordFeatures(char_vocabulary_size, method=char_features,
                                       embedding_dim=char_embedding_dim, units=char_units,
                                       name="char_features")(chars)
-            x = keras.layers.Concatenate(name="word_and_char_features")([x, char_x])
+            x = JoinWordFeatures(name="word_and_char_features")([x, char_x])
             inputs = {"words": words, "chars": chars}
         if dropout:
             x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)

@@ -59,6 +59,17 @@ class EmbeddingConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class CharsConfig:
+    """Character features of each token (models.CharWordFeatures), joined to its embedding."""
+
+    features: str = "none"  # none, cnn (char CNN + max pooling) or lstm (char BiLSTM)
+    embedding_dim: int = 25  # char embedding size
+    units: int = 50  # CNN filters, or char LSTM units per direction
+    kernel_size: int = 3  # CNN window in chars
+    max_word_length: int = 20  # chars kept per token
+
+
+@dataclasses.dataclass(frozen=True)
 class EncoderConfig:
     """The recurrent encoder (models.encoders.RecurrentEncoder)."""
 
@@ -110,6 +121,7 @@ class SentimentConfig:
     data: DataConfig = DataConfig()
     tokenizer: TokenizerConfig = TokenizerConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
+    chars: CharsConfig = CharsConfig()
     encoder: EncoderConfig = EncoderConfig()
     head: SentimentHeadConfig = SentimentHeadConfig()
     train: TrainConfig = TrainConfig()
@@ -121,6 +133,7 @@ _CHOICES = {
     "tokenizer.level": ("cjk", "word", "char"),
     "tokenizer.punctuation": ("split", "strip", "keep"),
     "tokenizer.truncation": ("post", "pre"),
+    "chars.features": ("none", "cnn", "lstm"),
     "encoder.cell": ("lstm", "gru", "rnn"),
     "encoder.merge_mode": ("concat", "sum", "mul", "ave"),
     "head.pooling": ("last", "max", "mean"),

@@ -134,3 +134,23 @@ def test_arguments_are_validated():
     model = SequenceTagger(10, 3, embedding_dim=2, units=2)
     with pytest.raises(ValueError, match="Expected no loss"):
         model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+
+
+@pytest.mark.parametrize("char_features", ["none", "lstm", "cnn"])
+def test_padding_never_changes_the_potentials_of_real_words(char_features):
+    # Regression: keras.layers.Concatenate ORs masks, so joining the char features
+    # marked padded words as real and the backward LSTM read the padding first.
+    keras.utils.set_random_seed(2)
+    model = SequenceTagger(vocabulary_size=8, num_tags=5, embedding_dim=4, units=4,
+                           head="softmax", char_features=char_features,
+                           char_vocabulary_size=10, char_embedding_dim=4, char_units=4)
+    words, chars, _ = _batch(SHORT)
+    padded_words = np.pad(words, [[0, 0], [0, 4]])
+    padded_chars = np.pad(chars, [[0, 0], [0, 4], [0, 0]])
+
+    def potentials(w, c):
+        return np.asarray(model({"words": w, "chars": c} if char_features != "none" else w))
+
+    short, padded = potentials(words, chars), potentials(padded_words, padded_chars)
+    real = words > 0
+    np.testing.assert_allclose(padded[:, : words.shape[1]][real], short[real], atol=1e-6)

@@ -4,7 +4,8 @@ import pytest
 import tensorflow as tf
 
 from pipelines.config import TokenizerConfig
-from pipelines.stages.tokenize import TextTokenizer, fit_vocabulary, split_all, token_stats
+from pipelines.stages.tokenize import (CharIds, TextTokenizer, fit_char_ids, fit_vocabulary,
+                                       split_all, token_stats)
 
 
 def split(text, **kwargs):
@@ -86,3 +87,44 @@ def test_invalid_arguments():
         TextTokenizer(level="words")
     with pytest.raises(ValueError, match="Expected truncation"):
         TextTokenizer(truncation="middle")
+
+
+@pytest.mark.parametrize("truncation", ["post", "pre"])
+def test_char_ids_align_with_the_word_ids(truncation):
+    texts = ["Très bien, merci!", "服务慢 but ok", "a", "unbelievably good"]
+    words = TextTokenizer(vocabulary=["bien", "ok"], level="cjk", max_length=3,
+                          truncation=truncation)
+    layer = CharIds(chars=["b", "i", "e", "n", "服", "o"], max_word_length=4, level="cjk",
+                    max_length=3, truncation=truncation)
+    got = layer(tf.constant(texts)).numpy()
+    word_ids = words(tf.constant(texts)).numpy()
+    # oracle: hand-split tokens (lower-cased, punctuation split, Han one by one), cut to
+    # three tokens from the kept end, each cut to four chars, looked up by hand
+    tokens = [["très", "bien", ",", "merci", "!"], ["服", "务", "慢", "but", "ok"], ["a"],
+              ["unbelievably", "good"]]
+    tokens = [t[:3] if truncation == "post" else t[-3:] for t in tokens]
+    index = {c: i for i, c in enumerate(["", "[UNK]", "b", "i", "e", "n", "服", "o"])}
+    assert got.shape == (4, 3, 4)
+    for row, sentence in enumerate(tokens):
+        for pos in range(3):
+            token = sentence[pos] if pos < len(sentence) else ""
+            expected = [index.get(c, 1) for c in token[:4]] + [0] * (4 - len(token[:4]))
+            assert got[row, pos].tolist() == expected, (row, pos)
+            assert (word_ids[row, pos] == 0) == (token == "")  # same padding positions
+
+
+def test_char_ids_fit_on_training_tokens_and_reload_in_safe_mode(tmp_path):
+    cfg = TokenizerConfig(level="word", punctuation="strip")
+    layer = fit_char_ids(cfg, ["abb, b", "c"], max_word_length=2)
+    # counts within the first two chars of each token: b 2, a 1, c 1 (the third b is cut)
+    assert layer.chars == ["b", "a", "c"] and layer.vocabulary_size == 5
+    assert layer(tf.constant([""])).numpy().tolist() == [[[0]]]  # never zero positions
+    text = keras.Input(shape=(), dtype="string")
+    model = keras.Model(text, layer(text))
+    model.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras", safe_mode=True)
+    sample = tf.constant(["abc ba", "cab"])
+    np.testing.assert_array_equal(loaded(sample), model(sample))
+    assert loaded(sample).numpy().tolist() == [[[3, 2], [2, 3]], [[4, 3], [0, 0]]]
+    with pytest.raises(ValueError, match="chars"):
+        CharIds(chars=[])

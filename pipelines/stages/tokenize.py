@@ -138,6 +138,109 @@ class TextTokenizer(keras.layers.Layer):
         return config
 
 
+@keras.saving.register_keras_serializable(package="elman")
+class CharIds(keras.layers.Layer):
+    """The char ids of every token a TextTokenizer keeps: raw strings → [batch, tokens, chars].
+
+    It splits and truncates with the same rules as the word tokenizer it is built
+    from, so position t of its output is the token at position t of the word ids.
+    Char id 0 is padding, 1 the unknown char. Each token keeps its first
+    `max_word_length` chars.
+
+    Args:
+        chars: list of str, the known chars (ids 2, 3, ...).
+        max_word_length: int, chars kept per token. Default 20.
+        level, lowercase, punctuation, max_length, truncation: the word tokenizer's
+            settings (see TextTokenizer).
+
+    Example:
+    >>> layer = CharIds(chars=["a", "b"], level="word")
+    >>> layer(tf.constant(["ab ba c"])).numpy().tolist()
+    [[[2, 3], [3, 2], [1, 0]]]
+    """
+
+    def __init__(self, chars=None, max_word_length=20, level="cjk", lowercase=True,
+                 punctuation="split", max_length=200, truncation="post", **kwargs):
+        kwargs.setdefault("trainable", False)
+        kwargs.setdefault("dtype", "string")
+        super().__init__(**kwargs)
+        if not isinstance(max_word_length, int) or max_word_length < 1:
+            raise ValueError("Expected max_word_length to be a positive int. "
+                             f"Received: max_word_length={max_word_length!r}")
+        self.chars = list(chars or [])
+        if not self.chars:
+            raise ValueError("Expected a non-empty list of chars. Received: chars=[]")
+        self.max_word_length = max_word_length
+        self.splitter = TextTokenizer(level=level, lowercase=lowercase,
+                                      punctuation=punctuation, max_length=max_length,
+                                      truncation=truncation, name="splitter")
+        self.lookup = keras.layers.StringLookup(
+            vocabulary=self.chars, mask_token=PAD, oov_token=OOV, num_oov_indices=1,
+            output_mode="int", name="char_lookup")
+
+    @property
+    def vocabulary_size(self):
+        """int, number of char ids including padding (0) and unknown (1)."""
+        return len(self.chars) + 2
+
+    def build(self, input_shape=None):
+        self.built = True
+
+    def ragged_ids(self, texts):
+        """Returns the char ids as a ragged int64 [batch, tokens, chars] tensor."""
+        tokens = self.splitter.truncate(self.splitter.split(texts))
+        chars = tf.strings.unicode_split(tokens.flat_values, "UTF-8")[:, : self.max_word_length]
+        ids = tf.cast(self.lookup(chars.flat_values), tf.int64)
+        return tokens.with_flat_values(chars.with_flat_values(ids))
+
+    def call(self, texts):
+        texts = tf.reshape(tf.convert_to_tensor(texts, dtype=tf.string), [-1])
+        dense = self.ragged_ids(texts).to_tensor(default_value=0)
+        # at least one token position and one char position, like TextTokenizer
+        pad_t = tf.maximum(1 - tf.shape(dense)[1], 0)
+        pad_c = tf.maximum(1 - tf.shape(dense)[2], 0)
+        return tf.pad(dense, [[0, 0], [0, pad_t], [0, pad_c]])
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], None, None)
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor((inputs.shape[0], None, None), dtype="int64")
+
+    def get_config(self):
+        config = super().get_config()
+        s = self.splitter
+        config.update(chars=self.chars, max_word_length=self.max_word_length, level=s.level,
+                      lowercase=s.lowercase, punctuation=s.punctuation,
+                      max_length=s.max_length, truncation=s.truncation)
+        return config
+
+
+def fit_char_ids(cfg, texts, max_word_length=20):
+    """Builds a CharIds layer whose chars are those of the training tokens.
+
+    Chars are ordered by descending count, ties broken by code point, so the same data
+    always gives the same ids. Only the first `max_word_length` chars of each token count.
+
+    Args:
+        cfg: TokenizerConfig of the word tokenizer the char ids align with.
+        texts: list of str, the training texts.
+        max_word_length: int, chars kept per token.
+    """
+    counts = collections.Counter(
+        c for row in split_all(tokenizer_from_config(cfg), texts)
+        for token in row for c in token[:max_word_length])
+    chars = sorted(counts, key=lambda c: (-counts[c], c))
+    return char_ids_from_config(cfg, chars, max_word_length)
+
+
+def char_ids_from_config(cfg, chars, max_word_length=20):
+    """Builds the CharIds layer of a TokenizerConfig and a known char list."""
+    return CharIds(chars=chars, max_word_length=max_word_length, level=cfg.level,
+                   lowercase=cfg.lowercase, punctuation=cfg.punctuation,
+                   max_length=cfg.max_length, truncation=cfg.truncation, name="char_ids")
+
+
 def tokenizer_from_config(cfg, vocabulary=None):
     """Builds a TextTokenizer from a TokenizerConfig."""
     return TextTokenizer(vocabulary=vocabulary, level=cfg.level, lowercase=cfg.lowercase,

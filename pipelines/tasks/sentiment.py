@@ -21,12 +21,15 @@ def _ids(tokenizer, texts):
     return tf.concat(parts, axis=0) if len(parts) > 1 else parts[0]
 
 
-def build_inference_model(tokenizer, classifier):
-    """Raw strings in, class probabilities out."""
+def build_inference_model(tokenizer, classifier, char_ids=None):
+    """Raw strings in, class probabilities out (char_ids: the CharIds layer, if any)."""
     import keras
 
     text = keras.Input(shape=(), dtype="string", name="text")
-    probs = classifier(tokenizer(text))
+    ids = tokenizer(text)
+    if char_ids is not None:
+        ids = {"token_ids": ids, "char_ids": char_ids(text)}
+    probs = classifier(ids)
     return keras.Model(text, probs, name="sentiment_inference")
 
 
@@ -92,7 +95,8 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     from pipelines.stages.batching import dataset_from_plan, plan_eval
     from pipelines.stages.embed import read_pretrained
     from pipelines.stages.evaluate import classification_result
-    from pipelines.stages.tokenize import TextTokenizer, fit_vocabulary, token_stats
+    from pipelines.stages.tokenize import (TextTokenizer, char_ids_from_config, fit_char_ids,
+                                           fit_vocabulary, token_stats)
     from pipelines.stages.train import fit
 
     run_dir, report_dir = Path(run_dir), Path(report_dir)
@@ -111,8 +115,19 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
                                   truncation=cfg.tokenizer.truncation, name="tokenizer")
     else:
         tokenizer = fit_vocabulary(cfg.tokenizer, splits["train"].texts)
+    char_layer, chars_file = None, run_dir / "chars.json"
+    if cfg.chars.features != "none":
+        if resume and chars_file.is_file():
+            char_layer = char_ids_from_config(
+                cfg.tokenizer, json.loads(chars_file.read_text(encoding="utf-8")),
+                cfg.chars.max_word_length)
+        else:
+            char_layer = fit_char_ids(cfg.tokenizer, splits["train"].texts,
+                                      cfg.chars.max_word_length)
     run_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(vocab_file, "\n".join(tokenizer.get_vocabulary()) + "\n")
+    if char_layer is not None:
+        write_text_atomic(chars_file, json.dumps(char_layer.chars, ensure_ascii=False))
     write_text_atomic(run_dir / "config.toml", config_lib.dumps_toml(cfg))
     write_text_atomic(run_dir / "config.json",
                       json.dumps(config_lib.to_dict(cfg), indent=1, sort_keys=True))
@@ -122,7 +137,10 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     for name, split in splits.items():
         ids = _ids(tokenizer, split.texts)
         y = tf.constant([index[label] for label in split.labels], dtype=tf.int32)
-        encoded[name] = (ids, y, ids.row_lengths().numpy())
+        lengths = ids.row_lengths().numpy()
+        if char_layer is not None:
+            ids = {"token_ids": ids, "char_ids": _ids(char_layer, split.texts)}
+        encoded[name] = (ids, y, lengths)
     coverage, initializer = None, "uniform"
     if cfg.embedding.pretrained:
         matrix, coverage = read_pretrained(cfg.embedding.pretrained, tokenizer.get_vocabulary(),
@@ -138,7 +156,10 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
             hidden=cfg.head.hidden, head_dropout=cfg.head.dropout,
             embeddings_initializer=initializer, embedding_trainable=cfg.embedding.trainable,
             word_dropout=cfg.embedding.dropout, unk_dropout=cfg.embedding.unk_dropout,
-            name="sentiment_classifier")
+            char_features=cfg.chars.features,
+            char_vocabulary_size=char_layer.vocabulary_size if char_layer else 0,
+            char_embedding_dim=cfg.chars.embedding_dim, char_units=cfg.chars.units,
+            char_kernel_size=cfg.chars.kernel_size, name="sentiment_classifier")
         from pipelines.stages.train import adam
         model.compile(
             optimizer=adam(cfg.train),
@@ -152,7 +173,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
                  resume=resume, strategy=strategy, log=log)
     classifier = result.model
 
-    inference = build_inference_model(tokenizer, classifier)
+    inference = build_inference_model(tokenizer, classifier, char_layer)
     tmp = run_dir / "model.tmp.keras"
     inference.save(tmp)
     tmp.replace(run_dir / "model.keras")
@@ -191,6 +212,9 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         f"Run `{run_dir}` · task **sentiment** · classes: {', '.join(labels)} · "
         f"model: {cfg.encoder.num_layers}×{'Bi' if cfg.encoder.bidirectional else ''}"
         f"{cfg.encoder.cell.upper()}({cfg.encoder.units}), pooling {cfg.head.pooling}, "
+        + ("" if char_layer is None else
+           f"char {cfg.chars.features.upper()}({cfg.chars.units}) features over "
+           f"{len(char_layer.chars)} chars, ") +
         f"{classifier.count_params():,} parameters.",
         rep.md_table(["split", "accuracy", "macro-F1", "ROC-AUC"],
                      [(r.split, r.scores["accuracy"], r.scores["macro_f1"],
