@@ -118,6 +118,7 @@ class SentimentConfig:
     """Everything a sentiment run needs."""
 
     task: str = "sentiment"  # the task name
+    ensemble: int = 1  # members trained with seeds seed, seed+1, ...; the model averages them
     data: DataConfig = DataConfig()
     tokenizer: TokenizerConfig = TokenizerConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()

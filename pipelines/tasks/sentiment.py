@@ -21,15 +21,25 @@ def _ids(tokenizer, texts):
     return tf.concat(parts, axis=0) if len(parts) > 1 else parts[0]
 
 
-def build_inference_model(tokenizer, classifier, char_ids=None):
-    """Raw strings in, class probabilities out (char_ids: the CharIds layer, if any)."""
+def build_inference_model(tokenizer, classifiers, char_ids=None):
+    """Raw strings in, class probabilities out.
+
+    Args:
+        tokenizer: the TextTokenizer layer.
+        classifiers: one SentimentClassifier, or a list of them (an ensemble: the
+            probabilities are averaged).
+        char_ids: the CharIds layer when the classifiers use char features.
+    """
     import keras
 
+    if not isinstance(classifiers, (list, tuple)):
+        classifiers = [classifiers]
     text = keras.Input(shape=(), dtype="string", name="text")
     ids = tokenizer(text)
     if char_ids is not None:
         ids = {"token_ids": ids, "char_ids": char_ids(text)}
-    probs = classifier(ids)
+    outputs = [classifier(ids) for classifier in classifiers]
+    probs = outputs[0] if len(outputs) == 1 else keras.layers.Average(name="ensemble")(outputs)
     return keras.Model(text, probs, name="sentiment_inference")
 
 
@@ -85,6 +95,9 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     """Trains, evaluates, exports and reports one sentiment run; returns metrics.json's dict."""
     from pipelines.stages import data as data_stage
 
+    if cfg.ensemble < 1:
+        raise UserError(f"'ensemble' must be at least 1 (the number of members); "
+                        f"got {cfg.ensemble}")
     splits = data_stage.load_classification_splits(cfg.data, cfg.train.seed)  # fail fast
     import keras
     import numpy as np
@@ -97,7 +110,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     from pipelines.stages.evaluate import classification_result
     from pipelines.stages.tokenize import (TextTokenizer, char_ids_from_config, fit_char_ids,
                                            fit_vocabulary, token_stats)
-    from pipelines.stages.train import fit
+    from pipelines.stages.train import fit, read_state
 
     run_dir, report_dir = Path(run_dir), Path(report_dir)
     strategy = runtime.configure(cfg.train, log)
@@ -147,6 +160,8 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
                                            cfg.embedding.dim, cfg.train.seed)
         initializer = keras.initializers.Constant(matrix)
 
+    member_name = "sentiment_classifier"
+
     def build_and_compile():
         model = SentimentClassifier(
             tokenizer.vocabulary_size, len(labels), embedding_dim=cfg.embedding.dim,
@@ -159,7 +174,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
             char_features=cfg.chars.features,
             char_vocabulary_size=char_layer.vocabulary_size if char_layer else 0,
             char_embedding_dim=cfg.chars.embedding_dim, char_units=cfg.chars.units,
-            char_kernel_size=cfg.chars.kernel_size, name="sentiment_classifier")
+            char_kernel_size=cfg.chars.kernel_size, name=member_name)
         from pipelines.stages.train import adam
         model.compile(
             optimizer=adam(cfg.train),
@@ -169,11 +184,26 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     val_ids, val_y, val_len = encoded["validation"]
     validation = dataset_from_plan(val_ids, val_y, plan_eval(val_len, cfg.train.batch_size))
     ids, y, lengths = encoded["train"]
-    result = fit(build_and_compile, ids, y, lengths, validation, cfg.train, run_dir,
-                 resume=resume, strategy=strategy, log=log)
-    classifier = result.model
+    members = []  # (seed, TrainResult)
+    for k in range(cfg.ensemble):
+        member_cfg, member_dir = cfg.train, run_dir
+        if cfg.ensemble > 1:
+            import dataclasses
 
-    inference = build_inference_model(tokenizer, classifier, char_layer)
+            member_cfg = dataclasses.replace(cfg.train, seed=cfg.train.seed + k)
+            member_dir = run_dir / "members" / str(k + 1)
+            member_name = f"sentiment_classifier_{k + 1}"
+            log(f"ensemble member {k + 1} of {cfg.ensemble} (seed {member_cfg.seed})")
+            if k:  # member 1 starts from the seeding runtime.configure did
+                keras.utils.set_random_seed(member_cfg.seed)
+        member_resume = resume and (cfg.ensemble == 1 or read_state(member_dir) is not None)
+        members.append((member_cfg.seed, fit(build_and_compile, ids, y, lengths, validation,
+                                             member_cfg, member_dir, resume=member_resume,
+                                             strategy=strategy, log=log)))
+    result = members[0][1]
+    classifiers = [r.model for _, r in members]
+
+    inference = build_inference_model(tokenizer, classifiers, char_layer)
     tmp = run_dir / "model.tmp.keras"
     inference.save(tmp)
     tmp.replace(run_dir / "model.keras")
@@ -185,10 +215,11 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         shutil.rmtree(saved)
     Path(str(saved) + ".tmp").rename(saved)
 
-    def probabilities(name):
+    def probabilities(name, models=classifiers):
         ids, _, lengths = encoded[name]
         plan = plan_eval(lengths, 256)
-        probs = classifier.predict(dataset_from_plan(ids, None, plan), verbose=0)
+        probs = np.mean([m.predict(dataset_from_plan(ids, None, plan), verbose=0)
+                         for m in models], axis=0)
         out = np.zeros_like(probs)
         out[np.concatenate(plan)] = probs
         return out
@@ -215,14 +246,35 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         + ("" if char_layer is None else
            f"char {cfg.chars.features.upper()}({cfg.chars.units}) features over "
            f"{len(char_layer.chars)} chars, ") +
-        f"{classifier.count_params():,} parameters.",
+        f"{sum(c.count_params() for c in classifiers):,} parameters"
+        + ("." if len(members) == 1 else f" in an ensemble of {len(members)} members "
+           "(probabilities averaged)."),
         rep.md_table(["split", "accuracy", "macro-F1", "ROC-AUC"],
                      [(r.split, r.scores["accuracy"], r.scores["macro_f1"],
                        r.scores.get("roc_auc", "-")) for r in results.values()]),
         f"Trained {result.epochs_run} epochs (best: epoch {result.best_epoch}"
         f"{', stopped early' if result.stopped_early else ''}); "
-        f"{result.tokens_per_second:,.0f} training tokens/s in this process.",
+        f"{result.tokens_per_second:,.0f} training tokens/s in this process."
+        if len(members) == 1 else
+        "Each member is trained on its own (its seed sets the initial weights, dropout "
+        "and batch order) and keeps its best epoch; the learning curves are member 1's.",
     ]
+    member_rows = []
+    if len(members) > 1:
+        val_labels = np.array([index[label] for label in splits["validation"].labels])
+        for k, (seed, r) in enumerate(members):
+            accuracy = float(np.mean(probabilities("validation", [r.model]).argmax(axis=1)
+                                     == val_labels))
+            member_rows.append({"member": k + 1, "seed": seed, "epochs_run": r.epochs_run,
+                                "best_epoch": r.best_epoch, "stopped_early": r.stopped_early,
+                                "validation_accuracy": accuracy})
+        summary.append("## Ensemble members\n\n" + rep.md_table(
+            ["member", "seed", "epochs", "best epoch", "validation accuracy"],
+            [(m["member"], m["seed"], m["epochs_run"], m["best_epoch"],
+              m["validation_accuracy"]) for m in member_rows])
+            + f"\n\nMembers' mean validation accuracy "
+            f"{np.mean([m['validation_accuracy'] for m in member_rows]):.4f}; the "
+            f"ensemble's {results['validation'].scores['accuracy']:.4f}.")
     body = "\n\n".join(summary + [
         "## Learning curves", f"![learning curves]({curves})",
         *[_result_section(r, report_dir, r.split) for r in results.values()],
@@ -245,6 +297,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
                         "confusion": r.extra["confusion"]} for n, r in results.items()},
         "labels": labels, "history": result.history, "best_epoch": result.best_epoch,
         "epochs_run": result.epochs_run, "train_tokens_per_second": result.tokens_per_second,
+        "ensemble_members": member_rows,
         "data": {n: {"examples": len(s.examples), "skipped": s.skipped,
                      "tokens": vars(stats[n]) | {"oov_rate": stats[n].oov_rate}}
                  for n, s in splits.items()},
