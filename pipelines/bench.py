@@ -460,12 +460,16 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
 
     from models.sentiment_classifier import SentimentClassifier
     from pipelines.stages.batching import dataset_from_plan, plan_epoch
-    from pipelines.stages.tokenize import fit_vocabulary
-    from pipelines.tasks.sentiment import build_inference_model
+    from pipelines.stages.tokenize import fit_char_ids, fit_vocabulary
+    from pipelines.tasks.sentiment import _ids, build_inference_model
 
     train = splits["train"]
     tokenizer = fit_vocabulary(cfg.tokenizer, train.texts)
     ids, lengths = _encode(tokenizer, train.texts)
+    chars = None
+    if cfg.chars.features != "none":  # one member's speed: an ensemble of N costs N times it
+        chars = fit_char_ids(cfg.tokenizer, train.texts, cfg.chars.max_word_length)
+        ids = {"token_ids": ids, "char_ids": _ids(chars, train.texts)}
     names = sorted(set(train.labels))
     y = tf.constant([names.index(v) for v in train.labels], tf.int32)
     e, h = cfg.encoder, cfg.head
@@ -473,7 +477,12 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
                                 embedding_dim=cfg.embedding.dim, cell=e.cell, units=e.units,
                                 num_layers=e.num_layers, bidirectional=e.bidirectional,
                                 dropout=e.dropout, merge_mode=e.merge_mode, pooling=h.pooling,
-                                hidden=h.hidden, head_dropout=h.dropout, name="classifier")
+                                hidden=h.hidden, head_dropout=h.dropout,
+                                char_features=cfg.chars.features,
+                                char_vocabulary_size=chars.vocabulary_size if chars else 0,
+                                char_embedding_dim=cfg.chars.embedding_dim,
+                                char_units=cfg.chars.units,
+                                char_kernel_size=cfg.chars.kernel_size, name="classifier")
     model.compile(optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
                                                   global_clipnorm=cfg.train.clipnorm or None),
                   loss="sparse_categorical_crossentropy", metrics=["accuracy"])
@@ -486,7 +495,7 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
         model.fit(dataset_from_plan(ids, y, plan), epochs=1, verbose=0, callbacks=[clock],
                   shuffle=False)
         rates.append(_steady_rate(clock, [int(lengths[b].sum()) for b in plan]))
-    inference = build_inference_model(tokenizer, model)
+    inference = build_inference_model(tokenizer, model, chars)
     texts = (splits.get("test") or splits["validation"]).texts
     strings = tf.constant(texts)
     inference.predict(strings[:256], batch_size=256, verbose=0)
@@ -499,7 +508,10 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
         "data": label, "train_examples": len(train.texts),
         "mean_tokens": float(np.mean(lengths)),
         "model": f"{e.num_layers}x{'Bi' if e.bidirectional else ''}{e.cell.upper()}({e.units}),"
-                 f" embedding {cfg.embedding.dim}, pooling {h.pooling}, batch {batch}",
+                 f" embedding {cfg.embedding.dim}, pooling {h.pooling}, batch {batch}"
+                 + ("" if chars is None else
+                    f", char {cfg.chars.features.upper()}({cfg.chars.units})")
+                 + ("" if cfg.ensemble == 1 else f" (one of the {cfg.ensemble} ensemble members)"),
         "train_tokens_per_s": max(rates),
         "predict_sentences": len(texts),
         "predict_sentences_per_s": len(texts) / best,

@@ -1,5 +1,6 @@
 """Sentiment classification: data → tokenizer → tf.data → BiLSTM/GRU classifier → report."""
 
+import dataclasses
 import datetime
 import json
 from pathlib import Path
@@ -188,8 +189,6 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     for k in range(cfg.ensemble):
         member_cfg, member_dir = cfg.train, run_dir
         if cfg.ensemble > 1:
-            import dataclasses
-
             member_cfg = dataclasses.replace(cfg.train, seed=cfg.train.seed + k)
             member_dir = run_dir / "members" / str(k + 1)
             member_name = f"sentiment_classifier_{k + 1}"
