@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+import tensorflow as tf
 
 from pipelines import cli
 from pipelines import config as config_lib
@@ -207,6 +208,19 @@ def test_ids_to_text_cuts_at_end_and_joins_by_level():
     assert text("word") == ["peut-être", "我 爱 nlp", "l’a", ""]
     assert text("cjk") == ["peut - être", "我爱nlp", "l ’ a", ""]
     assert text("char") == ["peut-être", "我爱nlp", "l’a", ""]
+
+
+def test_word_level_text_glues_punctuation_by_language():
+    rows = [["il", "est", "vieux", "."], ["(", "oui", ")", ",", "non", "!"],
+            ["¿", "qué", "?"], ["«", "va", "»", ":", "50", "%"]]
+    tokens = tf.ragged.constant(rows)
+
+    def text(lang):
+        return [t.decode() for t in translation.tokens_to_text(tokens, "word", lang).numpy()]
+
+    assert text("en") == ["il est vieux.", "(oui), non!", "¿qué?", "«va»: 50%"]
+    # French keeps the space before ! ? ; : % and inside « »
+    assert text("fr") == ["il est vieux.", "(oui), non !", "¿qué ?", "« va » : 50 %"]
 
 
 def test_graph_caps_equal_decoding_caps():

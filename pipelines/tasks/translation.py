@@ -378,15 +378,22 @@ def filter_train(train, source_lengths, target_lengths, data, seed):
 # ------------------------------------------------------------------- strings ↔ ids
 
 
-def _join_rule(level):
-    """How target tokens become text: (separator, [(RE2 pattern, replacement), ...])."""
+def _join_rule(level, lang=""):
+    """How target tokens become text: (separator, [(RE2 pattern, replacement), ...]).
+
+    Word level glues word-internal hyphens and typographic apostrophes (peut-être, l’a),
+    closing marks to the word before them (`vieux .` → `vieux.`) and opening marks to the
+    word after them. French (`lang` fr…) keeps its space before ! ? ; : and », and after «.
+    """
     if level == "char":
         return "", []
     if level == "cjk":  # no spaces around Han/kana/Hangul and full-width punctuation
         han = r"[\p{Han}\x{3040}-\x{30ff}\x{ac00}-\x{d7af}\x{3000}-\x{303f}\x{ff00}-\x{ffef}]"
         return " ", [(f" ?({han}) ?", r"\1")]
-    # word: glue word-internal hyphens and typographic apostrophes (peut-être, l’a)
-    return " ", [(r"([\p{L}\p{N}]) ([-’]) ", r"\1\2")]
+    french = (lang or "").lower().startswith("fr")
+    closing, opening = (r".,)\]}…", r"(\[{¿¡") if french else (r".,!?;:)\]}%…»", r"(\[{¿¡«")
+    return " ", [(r"([\p{L}\p{N}]) ([-’]) ", r"\1\2"),
+                 (f" ([{closing}])", r"\1"), (f"([{opening}]) ", r"\1")]
 
 
 def ids_to_tokens(ids, vocabulary, start_id, end_id):
@@ -403,11 +410,11 @@ def ids_to_tokens(ids, vocabulary, start_id, end_id):
     return tf.gather(tf.constant(vocabulary), tf.ragged.boolean_mask(ids, keep))
 
 
-def tokens_to_text(tokens, level):
+def tokens_to_text(tokens, level, lang=""):
     """Ragged string tokens → one string per row, joined by the target level's rule."""
     import tensorflow as tf
 
-    separator, rules = _join_rule(level)
+    separator, rules = _join_rule(level, lang)
     text = tf.strings.reduce_join(tokens, axis=1, separator=separator)
     for pattern, replacement in rules:
         text = tf.strings.regex_replace(text, pattern, replacement)
@@ -435,9 +442,10 @@ class Translator:
         target_tokenizer: TextTokenizer of the target side (START and END reserved).
         decoding: dict with max_len_ratio, max_len_offset, max_len, batch_size,
             length_penalty.
+        target_lang: str, the target language code (detokenization rules). Default "".
     """
 
-    def __init__(self, model, source_tokenizer, target_tokenizer, decoding):
+    def __init__(self, model, source_tokenizer, target_tokenizer, decoding, target_lang=""):
         self.model = model
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
@@ -446,6 +454,7 @@ class Translator:
         self.vocabulary = vocabulary
         self.start_id, self.end_id = vocabulary.index(START), vocabulary.index(END)
         self.level = target_tokenizer.level
+        self.target_lang = target_lang
 
     @classmethod
     def from_run(cls, run_dir):
@@ -454,14 +463,15 @@ class Translator:
         from pipelines.stages.tokenize import TextTokenizer
 
         run_dir = Path(run_dir)
-        runs.read_run(run_dir, TASK)
+        run_info = runs.read_run(run_dir, TASK)
         path = run_dir / "tokenizers.json"
         if not path.is_file():
             raise UserError("the run has no tokenizers.json", path=run_dir)
         info = json.loads(path.read_text(encoding="utf-8"))
         model = runs.load_model(run_dir)
         return cls(model, TextTokenizer.from_config(info["source"]),
-                   TextTokenizer.from_config(info["target"]), info["decoding"])
+                   TextTokenizer.from_config(info["target"]), info["decoding"],
+                   run_info.get("target_lang", ""))
 
     def _caps_kwargs(self):
         d = self.decoding
@@ -488,7 +498,7 @@ class Translator:
     def texts(self, ids):
         """Decoded ids → list of str translations."""
         ragged = ids_to_tokens(ids, self.vocabulary, self.start_id, self.end_id)
-        return [t.decode("utf-8") for t in tokens_to_text(ragged, self.level).numpy()]
+        return [t.decode("utf-8") for t in tokens_to_text(ragged, self.level, self.target_lang).numpy()]
 
     def translate_ids(self, source_ragged, beam_width=0, batch_size=None):
         """Decodes ragged source ids in length-sorted batches; returns padded ids per row."""
@@ -529,13 +539,14 @@ class Translator:
 
         greedy = _greedy_function(self.model)
         decoding, vocabulary, level = self.decoding, self.vocabulary, self.level
+        lang = self.target_lang
         start_id, end_id, tokenizer = self.start_id, self.end_id, self.source_tokenizer
 
         def serve(texts):
             source = tf.cast(tokenizer(texts), tf.int32)
             ids = greedy(source, _caps_graph(source, decoding), tf.constant(start_id),
                          tf.constant(end_id))
-            return tokens_to_text(ids_to_tokens(ids, vocabulary, start_id, end_id), level)
+            return tokens_to_text(ids_to_tokens(ids, vocabulary, start_id, end_id), level, lang)
 
         return serve
 
@@ -956,7 +967,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     tmp = run_dir / "model.tmp.keras"
     model.save(tmp)
     tmp.replace(run_dir / "model.keras")
-    translator = Translator(model, source_tok, target_tok, decoding)
+    translator = Translator(model, source_tok, target_tok, decoding, cfg.data.target_lang)
     saved = run_dir / "saved_model"
     translator.export(str(saved) + ".tmp")
     if saved.exists():
