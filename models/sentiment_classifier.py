@@ -21,6 +21,8 @@ class SentimentClassifier(keras.Model):
         num_layers: int, stacked recurrent layers. Default 1.
         bidirectional: bool, bidirectional recurrent layers. Default True.
         dropout: float, dropout between recurrent layers. Default 0.2.
+        recurrent_dropout: float, variational dropout on the recurrent state (disables
+            cuDNN). Default 0.0.
         merge_mode: str, how directions merge. Default "concat".
         pooling: str, "last" (final states), "max" or "mean" over positions. Default "last".
         hidden: int, dense layer before the softmax (0 for none). Default 64.
@@ -52,7 +54,8 @@ class SentimentClassifier(keras.Model):
                  pooling="last", hidden=64, head_dropout=0.3,
                  embeddings_initializer="uniform", embedding_trainable=True, word_dropout=0.0,
                  unk_dropout=0.0, char_features="none", char_vocabulary_size=0,
-                 char_embedding_dim=25, char_units=50, char_kernel_size=3, **kwargs):
+                 char_embedding_dim=25, char_units=50, char_kernel_size=3,
+                 recurrent_dropout=0.0, **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
         if pooling not in ("last", "max", "mean"):
@@ -84,6 +87,7 @@ class SentimentClassifier(keras.Model):
         encoder = RecurrentEncoder(cell=cell, units=units, num_layers=num_layers,
                                    bidirectional=bidirectional, dropout=dropout,
                                    merge_mode=merge_mode, return_sequences=pooling != "last",
+                                   recurrent_dropout=recurrent_dropout,
                                    name="encoder")
         x = encoder(x)
         if pooling != "last":
@@ -117,6 +121,7 @@ class SentimentClassifier(keras.Model):
         self.char_embedding_dim = char_embedding_dim
         self.char_units = char_units
         self.char_kernel_size = char_kernel_size
+        self.recurrent_dropout = recurrent_dropout
 
     def get_config(self):
         return {
@@ -135,6 +140,7 @@ class SentimentClassifier(keras.Model):
             "char_embedding_dim": self.char_embedding_dim,
             "char_units": self.char_units,
             "char_kernel_size": self.char_kernel_size,
+            "recurrent_dropout": self.recurrent_dropout,
         }
 
     @classmethod

@@ -73,6 +73,8 @@ class SequenceTagger(keras.Model):
         embedding_trainable: bool, fine-tune the word embedding. Default True.
         word_dropout: float in [0, 1), share of words fed as the OOV id (1) while
             training, drawn anew for each batch (`WordDropout`). Default 0.0.
+        recurrent_dropout: float in [0, 1), variational dropout on the recurrent state
+            (disables cuDNN). Default 0.0.
 
     Example:
 
@@ -90,7 +92,7 @@ class SequenceTagger(keras.Model):
                  char_features="none", char_vocabulary_size=None, char_embedding_dim=25,
                  char_units=25, tag_names=None, constraint=None,
                  embeddings_initializer="uniform", embedding_trainable=True, word_dropout=0.0,
-                 **kwargs):
+                 recurrent_dropout=0.0, **kwargs):
         if head not in _HEADS:
             raise ValueError(f"Expected head to be one of {set(_HEADS)}. Received: head={head!r}")
         if char_features not in _CHAR_FEATURES:
@@ -124,6 +126,7 @@ class SequenceTagger(keras.Model):
         # === Layers (the CRF is outside the graph: the graph ends in potentials) ===
         encoder = RecurrentEncoder(cell=cell, units=units, num_layers=num_layers,
                                    bidirectional=bidirectional, dropout=dropout,
+                                   recurrent_dropout=recurrent_dropout,
                                    return_sequences=True, name="encoder")
         crf = None
         if head == "crf":
@@ -172,6 +175,7 @@ class SequenceTagger(keras.Model):
             keras.initializers.get(embeddings_initializer))
         self.embedding_trainable = embedding_trainable
         self.word_dropout = word_dropout
+        self.recurrent_dropout = recurrent_dropout
 
     def decode(self, potentials, mask):
         """Tag ids [batch, length] (int32, 0 at padding) from potentials and mask.
@@ -267,6 +271,7 @@ class SequenceTagger(keras.Model):
             "embeddings_initializer": self.embeddings_initializer,
             "embedding_trainable": self.embedding_trainable,
             "word_dropout": self.word_dropout,
+            "recurrent_dropout": self.recurrent_dropout,
         }
 
     @classmethod

@@ -78,6 +78,7 @@ class EncoderConfig:
     num_layers: int = 1  # stacked recurrent layers
     bidirectional: bool = True  # read left-to-right and right-to-left
     dropout: float = 0.2  # dropout between layers (keeps cuDNN eligibility)
+    recurrent_dropout: float = 0.0  # variational dropout on the recurrent state (no cuDNN)
     merge_mode: str = "concat"  # how the two directions combine
 
 

@@ -54,3 +54,26 @@ def test_classifier_config_and_save_round_trip(tmp_path, pooling):
     assert again.get_config() == model.get_config()
     enc = RecurrentEncoder("gru", units=3, num_layers=2, dropout=0.1)
     assert RecurrentEncoder.from_config(enc.get_config()).get_config() == enc.get_config()
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_recurrent_dropout_masks_the_state_only_while_training(cell):
+    keras.utils.set_random_seed(5)
+    x = np.random.default_rng(0).normal(size=(3, 6, 4)).astype("float32")
+    noisy = RecurrentEncoder(cell=cell, units=5, recurrent_dropout=0.5)
+    plain = RecurrentEncoder(cell=cell, units=5)
+    noisy(x), plain(x)
+    plain.set_weights(noisy.get_weights())
+    # at inference the dropped-out encoder is the same function as the plain one
+    np.testing.assert_allclose(noisy(x, training=False), plain(x, training=False), atol=1e-6)
+    # while training its recurrent state is masked, so its outputs differ, but its first
+    # step (computed from a zero state, where a mask has nothing to remove) does not
+    trained = np.asarray(noisy(x, training=True))
+    reference = np.asarray(plain(x, training=True))
+    assert not np.allclose(trained, reference, atol=1e-4)
+    units = 5  # forward direction: position 0 reads only the input and the zero state
+    np.testing.assert_allclose(trained[:, 0, :units], reference[:, 0, :units], atol=1e-6)
+    restored = RecurrentEncoder.from_config(noisy.get_config())
+    assert restored.recurrent_dropout == 0.5
+    with pytest.raises(ValueError, match="recurrent_dropout"):
+        RecurrentEncoder(recurrent_dropout=1.0)

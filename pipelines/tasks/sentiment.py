@@ -169,6 +169,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
             cell=cfg.encoder.cell, units=cfg.encoder.units, num_layers=cfg.encoder.num_layers,
             bidirectional=cfg.encoder.bidirectional, dropout=cfg.encoder.dropout,
             merge_mode=cfg.encoder.merge_mode, pooling=cfg.head.pooling,
+            recurrent_dropout=cfg.encoder.recurrent_dropout,
             hidden=cfg.head.hidden, head_dropout=cfg.head.dropout,
             embeddings_initializer=initializer, embedding_trainable=cfg.embedding.trainable,
             word_dropout=cfg.embedding.dropout, unk_dropout=cfg.embedding.unk_dropout,

@@ -604,6 +604,7 @@ def build_model(cfg, vocab):
         len(vocab.words), len(vocab.tags), embedding_dim=cfg.embedding.dim,
         cell=cfg.encoder.cell, units=cfg.encoder.units, num_layers=cfg.encoder.num_layers,
         bidirectional=cfg.encoder.bidirectional, dropout=cfg.encoder.dropout,
+        recurrent_dropout=cfg.encoder.recurrent_dropout,
         head=cfg.head.type, char_features=chars,
         char_vocabulary_size=len(vocab.chars) if chars != "none" else None,
         char_embedding_dim=cfg.chars.embedding_dim, char_units=cfg.chars.units,
