@@ -145,6 +145,23 @@ _CHOICES = {
 }
 
 
+# Range rules by setting name, for every task: sizes and counts are at least 1, dropout
+# rates lie in [0, 1), a learning rate is positive. A model would reject such values too,
+# but only after the data is read and with a traceback.
+_AT_LEAST_ONE = {"units", "num_layers", "dim", "embedding_dim", "epochs", "batch_size",
+                 "eval_batch_size", "max_length", "max_word_length", "kernel_size", "ensemble"}
+
+
+def _check_range(key, value, source):
+    name = key.rsplit(".", 1)[-1]
+    if name in _AT_LEAST_ONE and isinstance(value, int) and value < 1:
+        raise UserError(f"'{key}' must be at least 1; got {value}", path=source)
+    if name.endswith("dropout") and isinstance(value, float) and not 0.0 <= value < 1.0:
+        raise UserError(f"'{key}' must be in [0, 1); got {value:g}", path=source)
+    if name == "learning_rate" and isinstance(value, float) and not value > 0.0:
+        raise UserError(f"'{key}' must be positive; got {value:g}", path=source)
+
+
 def register(task, cls, choices=None):
     """Registers a task's config class (and the allowed values of its string fields).
 
@@ -192,6 +209,7 @@ def _from_dict(cls, values, source=None, prefix="", task=None):
                 path=source,
             )
         kwargs[key] = _coerce(value, hints[key], prefix + key, source, task)
+        _check_range(prefix + key, kwargs[key], source)
         allowed = _CHOICES.get(f"{task}:{prefix}{key}", _CHOICES.get(prefix + key))
         if allowed and kwargs[key] not in allowed:
             raise UserError(

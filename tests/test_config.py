@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from pipelines import config as config_lib
@@ -25,9 +27,15 @@ def test_set_overrides_are_typed():
     ("encoder.units=abc", "'encoder.units' expects a int"),
     ("encoder.cell=lsmt", "must be one of lstm, gru, rnn"),
     ("encoder.units", "expects key=value"),
+    ("encoder.units=0", "'encoder.units' must be at least 1; got 0"),
+    ("chars.max_word_length=-2", "'chars.max_word_length' must be at least 1; got -2"),
+    ("ensemble=0", "'ensemble' must be at least 1; got 0"),
+    ("encoder.recurrent_dropout=1", "'encoder.recurrent_dropout' must be in [0, 1); got 1"),
+    ("embedding.dropout=-0.1", "'embedding.dropout' must be in [0, 1); got -0.1"),
+    ("train.learning_rate=0", "'train.learning_rate' must be positive; got 0"),
 ])
 def test_bad_overrides_are_user_errors(item, needle):
-    with pytest.raises(UserError, match=needle.replace("(", r"\(")):
+    with pytest.raises(UserError, match=re.escape(needle)):
         config_lib.load_config("sentiment", overrides=[item])
 
 
@@ -59,3 +67,14 @@ def test_data_flag_drops_the_presets_validation_and_test_files():
     cfg = config_lib.load_config("sentiment", extra=cli._data_overrides(args))
     assert (cfg.data.validation, cfg.data.test) == ("", "b.csv")
     assert config_lib.load_config("sentiment").data.test.endswith("en/test.csv")
+
+
+@pytest.mark.parametrize("task, item", [("tagging", "chars.units=0"),
+                                        ("translation", "model.dropout=1.5"),
+                                        ("lm", "train.eval_batch_size=0")])
+def test_range_rules_cover_every_task(task, item):
+    import importlib
+
+    importlib.import_module(f"pipelines.tasks.{'language_model' if task == 'lm' else task}")
+    with pytest.raises(UserError, match=re.escape(f"'{item.split('=')[0]}' must be")):
+        config_lib.load_config(task, overrides=[item])
