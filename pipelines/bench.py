@@ -458,10 +458,9 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
     import numpy as np
     import tensorflow as tf
 
-    from models.sentiment_classifier import SentimentClassifier
     from pipelines.stages.batching import dataset_from_plan, plan_epoch
     from pipelines.stages.tokenize import fit_char_ids, fit_vocabulary
-    from pipelines.tasks.sentiment import _ids, build_inference_model
+    from pipelines.tasks.sentiment import _ids, build_inference_model, classifier_from_config
 
     train = splits["train"]
     tokenizer = fit_vocabulary(cfg.tokenizer, train.texts)
@@ -473,16 +472,8 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
     names = sorted(set(train.labels))
     y = tf.constant([names.index(v) for v in train.labels], tf.int32)
     e, h = cfg.encoder, cfg.head
-    model = SentimentClassifier(tokenizer.vocabulary_size, len(names),
-                                embedding_dim=cfg.embedding.dim, cell=e.cell, units=e.units,
-                                num_layers=e.num_layers, bidirectional=e.bidirectional,
-                                dropout=e.dropout, merge_mode=e.merge_mode, pooling=h.pooling,
-                                hidden=h.hidden, head_dropout=h.dropout,
-                                char_features=cfg.chars.features,
-                                char_vocabulary_size=chars.vocabulary_size if chars else 0,
-                                char_embedding_dim=cfg.chars.embedding_dim,
-                                char_units=cfg.chars.units,
-                                char_kernel_size=cfg.chars.kernel_size, name="classifier")
+    model = classifier_from_config(cfg, tokenizer.vocabulary_size, len(names),
+                                   chars.vocabulary_size if chars else 0, name="classifier")
     model.compile(optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
                                                   global_clipnorm=cfg.train.clipnorm or None),
                   loss="sparse_categorical_crossentropy", metrics=["accuracy"])

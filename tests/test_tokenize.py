@@ -71,12 +71,17 @@ def test_never_returns_zero_positions():
     assert tok(tf.constant(["", "!!"])).shape[1] >= 1
 
 
+def _saved_and_reloaded(layer, tmp_path):
+    """(model, reloaded model): raw strings through `layer`, saved, loaded in safe mode."""
+    text = keras.Input(shape=(), dtype="string")
+    model = keras.Model(text, layer(text))
+    model.save(tmp_path / "m.keras")
+    return model, keras.saving.load_model(tmp_path / "m.keras", safe_mode=True)
+
+
 def test_saved_inside_a_model_and_reloaded_in_safe_mode(tmp_path):
     tok = TextTokenizer(vocabulary=["服", "务", "good"], max_length=4)
-    text = keras.Input(shape=(), dtype="string")
-    model = keras.Model(text, tok(text))
-    model.save(tmp_path / "m.keras")
-    again = keras.saving.load_model(tmp_path / "m.keras", safe_mode=True)
+    model, again = _saved_and_reloaded(tok, tmp_path)
     x = tf.constant(["服务 good bad", "服"])
     np.testing.assert_array_equal(model(x), again(x))
     assert again.layers[-1].get_config()["vocabulary"] == ["服", "务", "good"]
@@ -119,10 +124,7 @@ def test_char_ids_fit_on_training_tokens_and_reload_in_safe_mode(tmp_path):
     # counts within the first two chars of each token: b 2, a 1, c 1 (the third b is cut)
     assert layer.chars == ["b", "a", "c"] and layer.vocabulary_size == 5
     assert layer(tf.constant([""])).numpy().tolist() == [[[0]]]  # never zero positions
-    text = keras.Input(shape=(), dtype="string")
-    model = keras.Model(text, layer(text))
-    model.save(tmp_path / "m.keras")
-    loaded = keras.saving.load_model(tmp_path / "m.keras", safe_mode=True)
+    model, loaded = _saved_and_reloaded(layer, tmp_path)
     sample = tf.constant(["abc ba", "cab"])
     np.testing.assert_array_equal(loaded(sample), model(sample))
     assert loaded(sample).numpy().tolist() == [[[3, 2], [2, 3]], [[4, 3], [0, 0]]]

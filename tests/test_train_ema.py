@@ -36,19 +36,8 @@ def data():
     return tf.ragged.constant(rows, dtype=tf.int64), tf.constant(labels), [len(r) for r in rows]
 
 
-def test_ema_is_what_validation_and_the_returned_model_use(tmp_path, monkeypatch):
-    features, labels, lengths = data()
-    validation = dataset_from_plan(features, labels, plan_eval(lengths, 8))
-    cfg = dataclasses.replace(TrainConfig(), epochs=3, batch_size=4, patience=9, ema=MOMENTUM,
-                              learning_rate=0.05, monitor="val_loss", max_minutes=0.0)
-    recorder = Recorder()
-    original_fit = keras.Model.fit
-
-    def fit_with_recorder(self, *args, callbacks=(), **kwargs):
-        return original_fit(self, *args, callbacks=[recorder, *callbacks], **kwargs)
-
-    monkeypatch.setattr(keras.Model, "fit", fit_with_recorder)
-
+def _builder(cfg):
+    """A build_and_compile for fit(): a tiny bag-of-embeddings classifier, seeded."""
     def build():
         keras.utils.set_random_seed(0)
         model = keras.Sequential([keras.layers.Embedding(20, 4, mask_zero=True),
@@ -56,8 +45,24 @@ def test_ema_is_what_validation_and_the_returned_model_use(tmp_path, monkeypatch
                                   keras.layers.Dense(2, activation="softmax")])
         model.compile(adam(cfg), "sparse_categorical_crossentropy")
         return model
+    return build
 
-    result = fit(build, features, labels, lengths, validation, cfg, tmp_path, log=lambda m: None,
+
+def _with_callback(monkeypatch, callback):
+    """Makes every keras.Model.fit in the test also run `callback`."""
+    original_fit = keras.Model.fit
+    monkeypatch.setattr(keras.Model, "fit", lambda self, *a, callbacks=(), **k: original_fit(
+        self, *a, callbacks=[callback, *callbacks], **k))
+
+
+def test_ema_is_what_validation_and_the_returned_model_use(tmp_path, monkeypatch):
+    features, labels, lengths = data()
+    validation = dataset_from_plan(features, labels, plan_eval(lengths, 8))
+    cfg = dataclasses.replace(TrainConfig(), epochs=3, batch_size=4, patience=9, ema=MOMENTUM,
+                              learning_rate=0.05, monitor="val_loss", max_minutes=0.0)
+    recorder = Recorder()
+    _with_callback(monkeypatch, recorder)
+    result = fit(_builder(cfg), features, labels, lengths, validation, cfg, tmp_path, log=lambda m: None,
                  tensorboard=False)
     steps_per_epoch = len(recorder.steps) // cfg.epochs
     # An independent EMA of the recorded raw weights (the first step starts the average).
@@ -96,19 +101,8 @@ def test_lr_decay_is_per_epoch_and_survives_a_checkpoint(tmp_path, monkeypatch):
         def on_train_batch_begin(self, batch, logs=None):
             seen.append(float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate)))
 
-    original_fit = keras.Model.fit
-
-    def build():
-        keras.utils.set_random_seed(0)
-        model = keras.Sequential([keras.layers.Embedding(20, 4, mask_zero=True),
-                                  keras.layers.GlobalAveragePooling1D(),
-                                  keras.layers.Dense(2, activation="softmax")])
-        model.compile(adam(cfg), "sparse_categorical_crossentropy")
-        return model
-
-    monkeypatch.setattr(keras.Model, "fit", lambda self, *a, callbacks=(), **k: original_fit(
-        self, *a, callbacks=[LearningRates(), *callbacks], **k))
-    fit(build, features, labels, lengths, validation, cfg, tmp_path, log=lambda m: None,
+    _with_callback(monkeypatch, LearningRates())
+    fit(_builder(cfg), features, labels, lengths, validation, cfg, tmp_path, log=lambda m: None,
         tensorboard=False)
     steps = -(-24 // 5)  # 24 examples in batches of 5
     expected = [0.04 * 0.5 ** (i // steps) for i in range(3 * steps)]

@@ -22,6 +22,24 @@ def _ids(tokenizer, texts):
     return tf.concat(parts, axis=0) if len(parts) > 1 else parts[0]
 
 
+def classifier_from_config(cfg, vocabulary_size, num_classes, char_vocabulary_size=0,
+                           embeddings_initializer="uniform", name="sentiment_classifier"):
+    """The SentimentClassifier a SentimentConfig describes (not compiled)."""
+    from models.sentiment_classifier import SentimentClassifier
+
+    e, h = cfg.encoder, cfg.head
+    return SentimentClassifier(
+        vocabulary_size, num_classes, embedding_dim=cfg.embedding.dim, cell=e.cell,
+        units=e.units, num_layers=e.num_layers, bidirectional=e.bidirectional,
+        dropout=e.dropout, merge_mode=e.merge_mode, recurrent_dropout=e.recurrent_dropout,
+        pooling=h.pooling, hidden=h.hidden, head_dropout=h.dropout,
+        embeddings_initializer=embeddings_initializer,
+        embedding_trainable=cfg.embedding.trainable, word_dropout=cfg.embedding.dropout,
+        unk_dropout=cfg.embedding.unk_dropout, char_features=cfg.chars.features,
+        char_vocabulary_size=char_vocabulary_size, char_embedding_dim=cfg.chars.embedding_dim,
+        char_units=cfg.chars.units, char_kernel_size=cfg.chars.kernel_size, name=name)
+
+
 def build_inference_model(tokenizer, classifiers, char_ids=None):
     """Raw strings in, class probabilities out.
 
@@ -96,15 +114,11 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     """Trains, evaluates, exports and reports one sentiment run; returns metrics.json's dict."""
     from pipelines.stages import data as data_stage
 
-    if cfg.ensemble < 1:
-        raise UserError(f"'ensemble' must be at least 1 (the number of members); "
-                        f"got {cfg.ensemble}")
     splits = data_stage.load_classification_splits(cfg.data, cfg.train.seed)  # fail fast
     import keras
     import numpy as np
     import tensorflow as tf
 
-    from models.sentiment_classifier import SentimentClassifier
     from pipelines.stages import runtime, runs
     from pipelines.stages.batching import dataset_from_plan, plan_eval
     from pipelines.stages.embed import read_pretrained
@@ -164,19 +178,9 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     member_name = "sentiment_classifier"
 
     def build_and_compile():
-        model = SentimentClassifier(
-            tokenizer.vocabulary_size, len(labels), embedding_dim=cfg.embedding.dim,
-            cell=cfg.encoder.cell, units=cfg.encoder.units, num_layers=cfg.encoder.num_layers,
-            bidirectional=cfg.encoder.bidirectional, dropout=cfg.encoder.dropout,
-            merge_mode=cfg.encoder.merge_mode, pooling=cfg.head.pooling,
-            recurrent_dropout=cfg.encoder.recurrent_dropout,
-            hidden=cfg.head.hidden, head_dropout=cfg.head.dropout,
-            embeddings_initializer=initializer, embedding_trainable=cfg.embedding.trainable,
-            word_dropout=cfg.embedding.dropout, unk_dropout=cfg.embedding.unk_dropout,
-            char_features=cfg.chars.features,
-            char_vocabulary_size=char_layer.vocabulary_size if char_layer else 0,
-            char_embedding_dim=cfg.chars.embedding_dim, char_units=cfg.chars.units,
-            char_kernel_size=cfg.chars.kernel_size, name=member_name)
+        model = classifier_from_config(
+            cfg, tokenizer.vocabulary_size, len(labels),
+            char_layer.vocabulary_size if char_layer else 0, initializer, member_name)
         from pipelines.stages.train import adam
         model.compile(
             optimizer=adam(cfg.train),
@@ -215,22 +219,26 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         shutil.rmtree(saved)
     Path(str(saved) + ".tmp").rename(saved)
 
-    def probabilities(name, models=classifiers):
+    def member_probabilities(name):
+        """Each member's class probabilities on a split, in the split's order."""
         ids, _, lengths = encoded[name]
         plan = plan_eval(lengths, 256)
-        probs = np.mean([m.predict(dataset_from_plan(ids, None, plan), verbose=0)
-                         for m in models], axis=0)
-        out = np.zeros_like(probs)
-        out[np.concatenate(plan)] = probs
+        order = np.concatenate(plan)
+        out = []
+        for model in classifiers:
+            probs = model.predict(dataset_from_plan(ids, None, plan), verbose=0)
+            out.append(np.zeros_like(probs))
+            out[-1][order] = probs
         return out
 
-    results = {}
+    results, per_member = {}, {}
     for name in ("validation", "test"):
         if name in splits:
             split = splits[name]
+            per_member[name] = member_probabilities(name)
             results[name] = classification_result(
-                TASK, name, split.texts, split.labels, probabilities(name), labels,
-                [e.where for e in split.examples])
+                TASK, name, split.texts, split.labels, np.mean(per_member[name], axis=0),
+                labels, [e.where for e in split.examples])
     main = results.get("test", results["validation"])
 
     report_dir.mkdir(parents=True, exist_ok=True)
@@ -262,9 +270,8 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     member_rows = []
     if len(members) > 1:
         val_labels = np.array([index[label] for label in splits["validation"].labels])
-        for k, (seed, r) in enumerate(members):
-            accuracy = float(np.mean(probabilities("validation", [r.model]).argmax(axis=1)
-                                     == val_labels))
+        for k, ((seed, r), probs) in enumerate(zip(members, per_member["validation"])):
+            accuracy = float(np.mean(probs.argmax(axis=1) == val_labels))
             member_rows.append({"member": k + 1, "seed": seed, "epochs_run": r.epochs_run,
                                 "best_epoch": r.best_epoch, "stopped_early": r.stopped_early,
                                 "validation_accuracy": accuracy})
