@@ -257,6 +257,9 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                         path=ckpt_dir)
     with scope:
         if state is not None:
+            import models
+
+            models.import_all()  # registers elman's layers for the checkpoint's config
             model = keras.saving.load_model(ckpt_dir / state["files"]["model"], safe_mode=True,
                                             custom_objects=custom_objects)
             seeds = _seed_variables(model)
