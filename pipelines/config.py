@@ -115,6 +115,23 @@ class SentimentHeadConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class PretrainConfig:
+    """Masked-word pretraining of the embedding and encoder (models.masked_word_pretrainer).
+
+    Before the classifier trains, its embedding and encoder learn to restore hidden
+    words of the training texts (labels unused); the validation texts' loss picks the
+    best epoch. No outside data is read.
+    """
+
+    epochs: int = 0  # maximum pretraining epochs; 0 turns pretraining off
+    rate: float = 0.15  # share of words hidden in each sentence
+    learning_rate: float = 0.001  # Adam learning rate while pretraining
+    batch_size: int = 32  # pretraining batch size
+    dropout: float = 0.1  # dropout between and after the encoder's layers while pretraining
+    patience: int = 2  # stop after this many epochs without a lower validation loss
+
+
+@dataclasses.dataclass(frozen=True)
 class SentimentConfig:
     """Everything a sentiment run needs."""
 
@@ -126,6 +143,7 @@ class SentimentConfig:
     chars: CharsConfig = CharsConfig()
     encoder: EncoderConfig = EncoderConfig()
     head: SentimentHeadConfig = SentimentHeadConfig()
+    pretrain: PretrainConfig = PretrainConfig()
     train: TrainConfig = TrainConfig()
 
 
@@ -154,6 +172,13 @@ _AT_LEAST_ONE = {"units", "num_layers", "dim", "embedding_dim", "epochs", "batch
 
 def _check_range(key, value, source):
     name = key.rsplit(".", 1)[-1]
+    if key == "pretrain.epochs":  # 0 turns pretraining off
+        if value < 0:
+            raise UserError(f"'{key}' must be at least 0 (0: no pretraining); got {value}",
+                            path=source)
+        return
+    if key == "pretrain.rate" and not 0.0 < value < 1.0:
+        raise UserError(f"'{key}' must be in (0, 1); got {value:g}", path=source)
     if name in _AT_LEAST_ONE and isinstance(value, int) and value < 1:
         raise UserError(f"'{key}' must be at least 1; got {value}", path=source)
     if name.endswith("dropout") and isinstance(value, float) and not 0.0 <= value < 1.0:

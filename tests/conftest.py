@@ -55,3 +55,15 @@ def run_elman(args, cwd=None, env=None, timeout=300, stdin=None):
     return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)],
                           cwd=cwd or ROOT, env=full_env, capture_output=True, text=True,
                           timeout=timeout, input=stdin)
+
+
+def train_tiny_sentiment(tmp_path, tiny_sentiment, name, *settings, resume=False):
+    """Trains a tiny sentiment run through the CLI; returns its run folder."""
+    from pipelines import cli
+
+    run = tmp_path / name
+    args = ["train", "sentiment", "--data", str(tiny_sentiment["train"]),
+            "--validation", str(tiny_sentiment["validation"]), "--out", str(run),
+            "--reports", str(tmp_path / "reports"), *TINY_SETTINGS, *settings]
+    assert cli.main(args + (["--resume"] if resume else [])) == 0
+    return run

@@ -33,10 +33,19 @@ def test_set_overrides_are_typed():
     ("encoder.recurrent_dropout=1", "'encoder.recurrent_dropout' must be in [0, 1); got 1"),
     ("embedding.dropout=-0.1", "'embedding.dropout' must be in [0, 1); got -0.1"),
     ("train.learning_rate=0", "'train.learning_rate' must be positive; got 0"),
+    ("pretrain.epochs=-1", "'pretrain.epochs' must be at least 0 (0: no pretraining); got -1"),
+    ("pretrain.rate=0", "'pretrain.rate' must be in (0, 1); got 0"),
+    ("pretrain.rate=1", "'pretrain.rate' must be in (0, 1); got 1"),
+    ("pretrain.dropout=1", "'pretrain.dropout' must be in [0, 1); got 1"),
 ])
 def test_bad_overrides_are_user_errors(item, needle):
     with pytest.raises(UserError, match=re.escape(needle)):
         config_lib.load_config("sentiment", overrides=[item])
+
+
+def test_pretraining_is_off_by_default_and_zero_epochs_is_allowed():
+    assert config_lib.load_config("sentiment").pretrain.epochs == 0
+    assert config_lib.load_config("sentiment", overrides=["pretrain.epochs=0"]).pretrain.epochs == 0
 
 
 def test_toml_round_trip(tmp_path):

@@ -10,19 +10,14 @@ import tensorflow as tf
 
 from pipelines import cli
 from pipelines.stages import runs
-from tests.conftest import TINY_SETTINGS
+from tests.conftest import train_tiny_sentiment
 
 TEXTS = ["the food was great", "服务太慢", "the service was slow, but the food was great"]
 
 
 def _train(tmp_path, tiny_sentiment, name, *settings, resume=False):
-    run = tmp_path / name
-    args = ["train", "sentiment", "--data", str(tiny_sentiment["train"]),
-            "--validation", str(tiny_sentiment["validation"]), "--out", str(run),
-            "--reports", str(tmp_path / "reports"), *TINY_SETTINGS,
-            "--set", "train.epochs=1", *settings]
-    assert cli.main(args + (["--resume"] if resume else [])) == 0
-    return run
+    return train_tiny_sentiment(tmp_path, tiny_sentiment, name, "--set", "train.epochs=1", *settings,
+                                resume=resume)
 
 
 def _member(run, k):

@@ -62,6 +62,65 @@ def build_inference_model(tokenizer, classifiers, char_ids=None):
     return keras.Model(text, probs, name="sentiment_inference")
 
 
+def _pretrain(cfg, member_cfg, encoded, vocabulary_size, initializer, pretrain_dir, resume,
+              strategy, log):
+    """Masked-word pretraining of the embedding and encoder; returns fit's TrainResult.
+
+    Reads the training texts' token ids only (no labels); the validation texts' loss
+    picks the best epoch. Has its own checkpoints under `pretrain_dir`, so an
+    interrupted run resumes inside pretraining too.
+    """
+    import keras
+
+    from models.masked_word_pretrainer import MaskedWordPretrainer
+    from pipelines.stages.batching import dataset_from_plan, plan_eval
+    from pipelines.stages.train import adam, fit, read_state
+
+    def words(split):
+        ids, _, lengths = encoded[split]
+        return (ids["token_ids"] if isinstance(ids, dict) else ids), lengths
+
+    p, e = cfg.pretrain, cfg.encoder
+    train_cfg = dataclasses.replace(member_cfg, epochs=p.epochs, batch_size=p.batch_size,
+                                    learning_rate=p.learning_rate, patience=p.patience,
+                                    monitor="val_loss", ema=0.0, lr_decay=1.0)
+
+    def build_and_compile():
+        model = MaskedWordPretrainer(
+            vocabulary_size, embedding_dim=cfg.embedding.dim, cell=e.cell, units=e.units,
+            num_layers=e.num_layers, bidirectional=e.bidirectional, dropout=p.dropout,
+            merge_mode=e.merge_mode, rate=p.rate,
+            embeddings_initializer=initializer,
+            embedding_trainable=cfg.embedding.trainable, seed=member_cfg.seed,
+            name="masked_word_pretrainer")
+        model.compile(optimizer=adam(train_cfg))
+        return model
+
+    ids, lengths = words("train")
+    val_ids, val_lengths = words("validation")
+    validation = dataset_from_plan(val_ids, None, plan_eval(val_lengths, p.batch_size))
+    log(f"pretraining the embedding and encoder on hidden words (up to {p.epochs} epochs)")
+    return fit(build_and_compile, ids, None, lengths, validation, train_cfg, pretrain_dir,
+               resume=resume and read_state(pretrain_dir) is not None, strategy=strategy,
+               log=log)
+
+
+def _pretraining_row(seed, result, state=None):
+    """The report's row for one member's pretraining (from its TrainResult or state.json)."""
+    import math
+
+    if result is not None:
+        history, best, epochs = result.history, result.best_epoch, result.epochs_run
+    elif state is not None:
+        history, best, epochs = state["history"], state["best_epoch"], state["epoch"]
+    else:
+        return {"seed": seed, "epochs_run": None, "best_epoch": None,
+                "validation_loss": None, "validation_perplexity": None}
+    loss = history["val_loss"][best - 1]
+    return {"seed": seed, "epochs_run": epochs, "best_epoch": best, "validation_loss": loss,
+            "validation_perplexity": math.exp(loss)}
+
+
 def _data_section(splits, stats, labels, coverage):
     rows = []
     for name, split in splits.items():
@@ -111,7 +170,11 @@ def _result_section(result, report_dir, tag):
 
 
 def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
-    """Trains, evaluates, exports and reports one sentiment run; returns metrics.json's dict."""
+    """Trains, evaluates, exports and reports one sentiment run; returns metrics.json's dict.
+
+    Returns None, having written no model or report, when train.max_minutes stops the
+    run inside pretraining (`resume=True` continues it).
+    """
     from pipelines.stages import data as data_stage
 
     splits = data_stage.load_classification_splits(cfg.data, cfg.train.seed)  # fail fast
@@ -175,12 +238,18 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
                                            cfg.embedding.dim, cfg.train.seed)
         initializer = keras.initializers.Constant(matrix)
 
-    member_name = "sentiment_classifier"
+    member_name, pretrained = "sentiment_classifier", None
 
     def build_and_compile():
+        if pretrained is not None:  # the classifier's own draws do not depend on pretraining's
+            keras.utils.set_random_seed(member_cfg.seed)
         model = classifier_from_config(
             cfg, tokenizer.vocabulary_size, len(labels),
             char_layer.vocabulary_size if char_layer else 0, initializer, member_name)
+        if pretrained is not None:
+            from models.masked_word_pretrainer import transfer_weights
+
+            transfer_weights(pretrained.model, model)
         from pipelines.stages.train import adam
         model.compile(
             optimizer=adam(cfg.train),
@@ -190,7 +259,10 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     val_ids, val_y, val_len = encoded["validation"]
     validation = dataset_from_plan(val_ids, val_y, plan_eval(val_len, cfg.train.batch_size))
     ids, y, lengths = encoded["train"]
-    members = []  # (seed, TrainResult)
+    members, pretraining = [], []  # (seed, TrainResult); one summary row per member
+    if cfg.pretrain.epochs and char_layer is not None:
+        raise UserError("pretrain.epochs needs chars.features = \"none\" (a hidden word's "
+                        "chars would give it away)")
     for k in range(cfg.ensemble):
         member_cfg, member_dir = cfg.train, run_dir
         if cfg.ensemble > 1:
@@ -200,7 +272,24 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
             log(f"ensemble member {k + 1} of {cfg.ensemble} (seed {member_cfg.seed})")
             if k:  # member 1 starts from the seeding runtime.configure did
                 keras.utils.set_random_seed(member_cfg.seed)
-        member_resume = resume and (cfg.ensemble == 1 or read_state(member_dir) is not None)
+        trained = read_state(member_dir) is not None  # the classifier has begun
+        pretrain_dir = member_dir / "pretrain"
+        if resume and cfg.ensemble == 1 and not trained and read_state(pretrain_dir) is None:
+            raise UserError("nothing to resume: no completed epoch in this run folder",
+                            path=member_dir / "checkpoints")
+        member_resume = resume and trained
+        pretrained = None
+        if cfg.pretrain.epochs and not member_resume:
+            pretrained = _pretrain(cfg, member_cfg, encoded, tokenizer.vocabulary_size,
+                                   initializer, pretrain_dir, resume, strategy, log)
+            pretraining.append(_pretraining_row(member_cfg.seed, pretrained))
+            if pretrained.epochs_run < cfg.pretrain.epochs and not pretrained.stopped_early:
+                log("pretraining stopped by train.max_minutes; the classifier trains after "
+                    "it ends: run again with --resume")
+                return None
+        elif cfg.pretrain.epochs:  # the classifier's checkpoint already holds the weights
+            pretraining.append(_pretraining_row(
+                member_cfg.seed, None, read_state(pretrain_dir)))
         members.append((member_cfg.seed, fit(build_and_compile, ids, y, lengths, validation,
                                              member_cfg, member_dir, resume=member_resume,
                                              strategy=strategy, log=log)))
@@ -282,6 +371,20 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
             + f"\n\nMembers' mean validation accuracy "
             f"{np.mean([m['validation_accuracy'] for m in member_rows]):.4f}; the "
             f"ensemble's {results['validation'].scores['accuracy']:.4f}.")
+    if pretraining:
+        p = cfg.pretrain
+        summary.append(
+            "## Pretraining\n\n"
+            f"Before training on the labels, the embedding and encoder learned to restore "
+            f"hidden words of the {len(splits['train'].examples)} training texts "
+            f"({100 * p.rate:g}% of the words hidden; up to {p.epochs} epochs, best epoch by "
+            "the validation texts' loss; no outside data). The perplexity is over hidden "
+            "words only.\n\n" + rep.md_table(
+                ["member", "seed", "epochs", "best epoch", "validation loss", "perplexity"],
+                [(k + 1, r["seed"], r["epochs_run"] or "-", r["best_epoch"] or "-",
+                  "-" if r["validation_loss"] is None else r["validation_loss"],
+                  "-" if r["validation_perplexity"] is None else r["validation_perplexity"])
+                 for k, r in enumerate(pretraining)]))
     body = "\n\n".join(summary + [
         "## Learning curves", f"![learning curves]({curves})",
         *[_result_section(r, report_dir, r.split) for r in results.values()],
@@ -305,6 +408,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         "labels": labels, "history": result.history, "best_epoch": result.best_epoch,
         "epochs_run": result.epochs_run, "train_tokens_per_second": result.tokens_per_second,
         "ensemble_members": member_rows,
+        "pretraining": pretraining,
         "data": {n: {"examples": len(s.examples), "skipped": s.skipped,
                      "tokens": vars(stats[n]) | {"oov_rate": stats[n].oov_rate}}
                  for n, s in splits.items()},

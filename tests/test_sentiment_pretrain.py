@@ -1,0 +1,86 @@
+"""`[pretrain]` for sentiment: masked-word pretraining before the classifier trains."""
+
+import json
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from pipelines import cli
+from pipelines.stages import runs
+from tests.conftest import TINY_SETTINGS, train_tiny_sentiment
+
+TEXTS = ["the food was great", "服务太慢", "the service was slow, but the food was great"]
+
+
+def _train(tmp_path, tiny_sentiment, name, *settings, resume=False):
+    return train_tiny_sentiment(tmp_path, tiny_sentiment, name, "--set", "pretrain.epochs=2",
+                                *settings, resume=resume)
+
+
+def _best_pretrained(run):
+    ckpt = run / "pretrain" / "checkpoints"
+    state = json.loads((ckpt / "state.json").read_text())
+    model = keras.saving.load_model(ckpt / state["files"]["model"], safe_mode=True)
+    model.load_weights(ckpt / state["files"]["best"])
+    return state, model
+
+
+def test_the_classifier_starts_from_the_pretrained_embedding_and_encoder(tmp_path,
+                                                                         tiny_sentiment):
+    # a learning rate of 1e-9 moves no weight by more than ~1e-8 in one epoch (Adam's
+    # step is about the rate), so the trained classifier still holds its starting point
+    run = _train(tmp_path, tiny_sentiment, "run", "--set", "train.epochs=1",
+                 "--set", "train.learning_rate=1e-9")
+    state, pretrained = _best_pretrained(run)
+    assert state["epoch"] == 2 and len(state["history"]["val_loss"]) == 2
+    classifier = runs.load_model(run).get_layer("sentiment_classifier")
+    for name in ("embedding", "encoder"):
+        source = pretrained.get_layer(name).get_weights()
+        target = classifier.get_layer(name).get_weights()
+        assert len(source) == len(target) > 0
+        for a, b in zip(source, target):
+            np.testing.assert_allclose(a, b, atol=1e-6)
+    # without pretraining the same seed starts elsewhere: the check above can fail
+    plain = runs.load_model(_train(tmp_path, tiny_sentiment, "plain", "--set", "train.epochs=1",
+                                   "--set", "train.learning_rate=1e-9",
+                                   "--set", "pretrain.epochs=0")).get_layer(
+        "sentiment_classifier")
+    assert not np.allclose(plain.get_layer("embedding").get_weights()[0],
+                           pretrained.get_layer("embedding").get_weights()[0], atol=1e-3)
+    metrics = json.loads((tmp_path / "reports" / "sentiment" / "run" / "metrics.json")
+                         .read_text())
+    row, = metrics["pretraining"]
+    best = state["best_epoch"]
+    assert (row["seed"], row["epochs_run"], row["best_epoch"]) == (1234, 2, best)
+    assert row["validation_loss"] == state["history"]["val_loss"][best - 1]
+    assert row["validation_perplexity"] == np.exp(row["validation_loss"])
+    report = (tmp_path / "reports" / "sentiment" / "run" / "report.md").read_text()
+    assert "## Pretraining" in report and "hidden words" in report
+
+
+def test_a_time_budget_inside_pretraining_resumes_to_the_uninterrupted_result(
+        tmp_path, tiny_sentiment, capsys):
+    whole = _train(tmp_path, tiny_sentiment, "whole")
+    expected = runs.load_model(whole).predict(tf.constant(TEXTS), verbose=0)
+    # a budget of ~0 lets each process run exactly one epoch
+    budget = ("--set", "train.max_minutes=0.000001")
+    run = _train(tmp_path, tiny_sentiment, "cut", *budget)
+    assert "pretraining stopped by train.max_minutes" in capsys.readouterr().out
+    assert not (run / "model.keras").exists() and not (run / "run.json").exists()
+    assert json.loads((run / "pretrain" / "checkpoints" / "state.json").read_text())[
+        "epoch"] == 1
+    _train(tmp_path, tiny_sentiment, "cut", *budget, resume=True)  # pretraining ends
+    _train(tmp_path, tiny_sentiment, "cut", *budget, resume=True)  # the classifier ends
+    assert json.loads((run / "checkpoints" / "state.json").read_text())["epoch"] == 2
+    np.testing.assert_allclose(runs.load_model(run).predict(tf.constant(TEXTS), verbose=0),
+                               expected, atol=1e-6)
+
+
+def test_pretraining_with_char_features_is_refused(tmp_path, tiny_sentiment, capsys):
+    code = cli.main(["train", "sentiment", "--data", str(tiny_sentiment["train"]),
+                     "--out", str(tmp_path / "r"), *TINY_SETTINGS,
+                     "--set", "pretrain.epochs=1", "--set", "chars.features=cnn"])
+    err = capsys.readouterr().err
+    assert code == 2 and "pretrain.epochs needs chars.features" in err
+    assert "Traceback" not in err
