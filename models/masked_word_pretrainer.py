@@ -12,6 +12,7 @@ carry over (`transfer_weights`).
 import keras
 
 from models.encoders import RecurrentEncoder
+from models.serialization import EmbeddingInitializerConfig
 
 
 @keras.saving.register_keras_serializable(package="elman")
@@ -78,7 +79,7 @@ class HideWords(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="elman")
-class MaskedWordPretrainer(keras.Model):
+class MaskedWordPretrainer(EmbeddingInitializerConfig, keras.Model):
     """Embedding → recurrent encoder → dense over the vocabulary, trained on hidden words.
 
     Takes padded token ids [batch, tokens] (0 = padding); outputs the word logits at
@@ -145,13 +146,6 @@ class MaskedWordPretrainer(keras.Model):
 
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable, **self.settings}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["embeddings_initializer"] = keras.initializers.deserialize(
-            config["embeddings_initializer"])
-        return cls(**config)
 
 
 TRANSFERRED = ("embedding", "encoder")

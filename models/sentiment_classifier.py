@@ -5,11 +5,12 @@ import keras
 from models.char_word_features import CharWordFeatures, JoinWordFeatures
 from models.encoders import RecurrentEncoder
 from models.masked_pooling import MaskedPooling
+from models.serialization import EmbeddingInitializerConfig
 from models.word_dropout import WordDropout
 
 
 @keras.saving.register_keras_serializable(package="elman")
-class SentimentClassifier(keras.Model):
+class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
     """A text classifier over token ids (0 = padding), binary or multi-class.
 
     Args:
@@ -142,10 +143,3 @@ class SentimentClassifier(keras.Model):
             "char_kernel_size": self.char_kernel_size,
             "recurrent_dropout": self.recurrent_dropout,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["embeddings_initializer"] = keras.initializers.deserialize(
-            config["embeddings_initializer"])
-        return cls(**config)

@@ -5,6 +5,7 @@ import keras
 from models.char_word_features import CharWordFeatures, JoinWordFeatures
 from models.crf import CRF
 from models.encoders import RecurrentEncoder
+from models.serialization import EmbeddingInitializerConfig
 from models.word_dropout import WordDropout
 
 _HEADS = ("softmax", "crf")
@@ -29,7 +30,7 @@ def _scale_for_replicas(loss):
 
 
 @keras.saving.register_keras_serializable(package="elman")
-class SequenceTagger(keras.Model):
+class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
     """Tags each word of a sentence: embeddings → (Bi)LSTM/GRU → softmax or CRF.
 
     Inputs are word ids [batch, length] (0 = padding, right padded), or with
@@ -273,10 +274,3 @@ class SequenceTagger(keras.Model):
             "word_dropout": self.word_dropout,
             "recurrent_dropout": self.recurrent_dropout,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["embeddings_initializer"] = keras.initializers.deserialize(
-            config["embeddings_initializer"])
-        return cls(**config)
