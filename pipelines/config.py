@@ -119,11 +119,13 @@ class PretrainConfig:
     """Masked-word pretraining of the embedding and encoder (models.masked_word_pretrainer).
 
     Before the classifier trains, its embedding and encoder learn to restore hidden
-    words of the training texts (labels unused); the validation texts' loss picks the
-    best epoch. No outside data is read.
+    words of the training texts (labels unused) and of `texts`, if given; the
+    validation texts' loss picks the best epoch.
     """
 
     epochs: int = 0  # maximum pretraining epochs; 0 turns pretraining off
+    texts: str = ""  # optional UTF-8 file of unlabelled texts, one per line, read besides
+    # the training texts (the vocabulary is still the training data's)
     rate: float = 0.15  # share of words hidden in each sentence
     learning_rate: float = 0.001  # Adam learning rate while pretraining
     batch_size: int = 32  # pretraining batch size

@@ -84,3 +84,38 @@ def test_pretraining_with_char_features_is_refused(tmp_path, tiny_sentiment, cap
     err = capsys.readouterr().err
     assert code == 2 and "pretrain.epochs needs chars.features" in err
     assert "Traceback" not in err
+
+
+def test_extra_unlabelled_texts_are_pretrained_on_and_recorded(tmp_path, tiny_sentiment):
+    import hashlib
+
+    extra = tmp_path / "unlabelled.txt"
+    extra.write_text("the soup was warm\n\nthe room was quiet and clean\n  \n很安静\n",
+                     encoding="utf-8")
+    run = _train(tmp_path, tiny_sentiment, "extra", "--set", "pretrain.epochs=1",
+                 "--set", "train.epochs=1", "--set", f"pretrain.texts={extra}")
+    base = _train(tmp_path, tiny_sentiment, "base", "--set", "pretrain.epochs=1",
+                  "--set", "train.epochs=1")
+    metrics = json.loads((tmp_path / "reports" / "sentiment" / "extra" / "metrics.json")
+                         .read_text())
+    assert metrics["pretraining_texts"]["texts"] == 3
+    assert metrics["pretraining_texts"]["blank_lines_skipped"] == 2
+    digest = hashlib.sha256(extra.read_bytes()).hexdigest()
+    assert {"split": "pretraining texts", "source": str(extra), "sha256": digest} in \
+        metrics["reproducibility"]["data_files"]
+    report = (tmp_path / "reports" / "sentiment" / "extra" / "report.md").read_text()
+    assert "3 texts of" in report and "2 blank lines skipped" in report
+    # the same seed without the extra texts pretrains to other weights
+    with_extra = _best_pretrained(run)[1].get_layer("encoder").get_weights()[0]
+    without = _best_pretrained(base)[1].get_layer("encoder").get_weights()[0]
+    assert not np.allclose(with_extra, without)
+
+
+def test_a_non_utf8_pretraining_file_is_one_clear_error(tmp_path, tiny_sentiment, capsys):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine line\nbroken \xff line\n")
+    code = cli.main(["train", "sentiment", "--data", str(tiny_sentiment["train"]),
+                     "--out", str(tmp_path / "r"), *TINY_SETTINGS,
+                     "--set", "pretrain.epochs=1", "--set", f"pretrain.texts={bad}"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{bad}:2" in err and "UTF-8" in err and "Traceback" not in err

@@ -62,12 +62,12 @@ def build_inference_model(tokenizer, classifiers, char_ids=None):
     return keras.Model(text, probs, name="sentiment_inference")
 
 
-def _pretrain(cfg, member_cfg, encoded, vocabulary_size, initializer, pretrain_dir, resume,
-              strategy, log):
+def _pretrain(cfg, member_cfg, corpus, encoded, vocabulary_size, initializer, pretrain_dir,
+              resume, strategy, log):
     """Masked-word pretraining of the embedding and encoder; returns fit's TrainResult.
 
-    Reads the training texts' token ids only (no labels); the validation texts' loss
-    picks the best epoch. Has its own checkpoints under `pretrain_dir`, so an
+    Reads `corpus` (token ids, lengths: the training texts and any extra texts; no
+    labels); the validation texts' loss picks the best epoch. Has its own checkpoints under `pretrain_dir`, so an
     interrupted run resumes inside pretraining too.
     """
     import keras
@@ -96,13 +96,33 @@ def _pretrain(cfg, member_cfg, encoded, vocabulary_size, initializer, pretrain_d
         model.compile(optimizer=adam(train_cfg))
         return model
 
-    ids, lengths = words("train")
+    ids, lengths = corpus
     val_ids, val_lengths = words("validation")
     validation = dataset_from_plan(val_ids, None, plan_eval(val_lengths, p.batch_size))
     log(f"pretraining the embedding and encoder on hidden words (up to {p.epochs} epochs)")
     return fit(build_and_compile, ids, None, lengths, validation, train_cfg, pretrain_dir,
                resume=resume and read_state(pretrain_dir) is not None, strategy=strategy,
                log=log)
+
+
+def _pretraining_texts(cfg):
+    """The extra pretraining texts of `pretrain.texts` and their data-file record.
+
+    Returns ([], None) when there are none. Blank lines are skipped and counted.
+    """
+    from pipelines.stages.data import sha256_of
+    from pipelines.stages.lm_data import read_text_lines
+
+    if cfg.pretrain.epochs and cfg.chars.features != "none":
+        raise UserError("pretrain.epochs needs chars.features = \"none\" (a hidden word's "
+                        "chars would give it away)")
+    if not (cfg.pretrain.epochs and cfg.pretrain.texts):
+        return [], None
+    lines = read_text_lines(cfg.pretrain.texts)
+    texts = [line for line in lines if line.strip()]
+    return texts, {"split": "pretraining texts", "source": str(cfg.pretrain.texts),
+                   "sha256": sha256_of(cfg.pretrain.texts), "texts": len(texts),
+                   "blank_lines_skipped": len(lines) - len(texts)}
 
 
 def _pretraining_row(seed, result, state=None):
@@ -178,6 +198,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     from pipelines.stages import data as data_stage
 
     splits = data_stage.load_classification_splits(cfg.data, cfg.train.seed)  # fail fast
+    extra_texts, extra_source = _pretraining_texts(cfg)
     import keras
     import numpy as np
     import tensorflow as tf
@@ -260,9 +281,14 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     validation = dataset_from_plan(val_ids, val_y, plan_eval(val_len, cfg.train.batch_size))
     ids, y, lengths = encoded["train"]
     members, pretraining = [], []  # (seed, TrainResult); one summary row per member
-    if cfg.pretrain.epochs and char_layer is not None:
-        raise UserError("pretrain.epochs needs chars.features = \"none\" (a hidden word's "
-                        "chars would give it away)")
+    corpus = None  # the pretraining texts' token ids and lengths
+    if cfg.pretrain.epochs:
+        train_ids = ids["token_ids"] if isinstance(ids, dict) else ids
+        corpus = (train_ids, lengths)
+        if extra_texts:
+            extra_ids = _ids(tokenizer, extra_texts)
+            corpus = (tf.concat([train_ids, extra_ids], axis=0),
+                      np.concatenate([lengths, extra_ids.row_lengths().numpy()]))
     for k in range(cfg.ensemble):
         member_cfg, member_dir = cfg.train, run_dir
         if cfg.ensemble > 1:
@@ -280,7 +306,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         member_resume = resume and trained
         pretrained = None
         if cfg.pretrain.epochs and not member_resume:
-            pretrained = _pretrain(cfg, member_cfg, encoded, tokenizer.vocabulary_size,
+            pretrained = _pretrain(cfg, member_cfg, corpus, encoded, tokenizer.vocabulary_size,
                                    initializer, pretrain_dir, resume, strategy, log)
             pretraining.append(_pretraining_row(member_cfg.seed, pretrained))
             if pretrained.epochs_run < cfg.pretrain.epochs and not pretrained.stopped_early:
@@ -333,6 +359,8 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     report_dir.mkdir(parents=True, exist_ok=True)
     curves = rep.plot_learning_curves(result.history, report_dir / "learning_curves.png")
     data_files = [{"split": n, "source": s.source, "sha256": s.sha256} for n, s in splits.items()]
+    if extra_source is not None:
+        data_files.append({k: extra_source[k] for k in ("split", "source", "sha256")})
     device = runtime.device_summary(cfg.train, strategy)
     repro_md, repro = rep.reproducibility(config_lib.dumps_toml(cfg), data_files,
                                           cfg.train.seed, device)
@@ -376,9 +404,12 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         summary.append(
             "## Pretraining\n\n"
             f"Before training on the labels, the embedding and encoder learned to restore "
-            f"hidden words of the {len(splits['train'].examples)} training texts "
+            f"hidden words of the {len(splits['train'].examples)} training texts"
+            + ("" if extra_source is None else
+               f" and {extra_source['texts']} texts of `{extra_source['source']}` "
+               f"({extra_source['blank_lines_skipped']} blank lines skipped)") + " "
             f"({100 * p.rate:g}% of the words hidden; up to {p.epochs} epochs, best epoch by "
-            "the validation texts' loss; no outside data). The perplexity is over hidden "
+            "the validation texts' loss). The perplexity is over hidden "
             "words only.\n\n" + rep.md_table(
                 ["member", "seed", "epochs", "best epoch", "validation loss", "perplexity"],
                 [(k + 1, r["seed"], r["epochs_run"] or "-", r["best_epoch"] or "-",
@@ -409,6 +440,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         "epochs_run": result.epochs_run, "train_tokens_per_second": result.tokens_per_second,
         "ensemble_members": member_rows,
         "pretraining": pretraining,
+        "pretraining_texts": extra_source,
         "data": {n: {"examples": len(s.examples), "skipped": s.skipped,
                      "tokens": vars(stats[n]) | {"oov_rate": stats[n].oov_rate}}
                  for n, s in splits.items()},
