@@ -66,9 +66,9 @@ def _pretrain(cfg, member_cfg, corpus, encoded, vocabulary_size, initializer, pr
               resume, strategy, log):
     """Masked-word pretraining of the embedding and encoder; returns fit's TrainResult.
 
-    Reads `corpus` (token ids, lengths: the training texts and any extra texts; no
-    labels); the validation texts' loss picks the best epoch. Has its own checkpoints under `pretrain_dir`, so an
-    interrupted run resumes inside pretraining too.
+    Reads `corpus` (token ids and lengths of the training texts and any extra texts;
+    no labels); the validation texts' loss picks the best epoch. It has its own
+    checkpoints under `pretrain_dir`, so an interrupted run resumes inside pretraining.
     """
     import keras
 
@@ -106,9 +106,10 @@ def _pretrain(cfg, member_cfg, corpus, encoded, vocabulary_size, initializer, pr
 
 
 def _pretraining_texts(cfg):
-    """The extra pretraining texts of `pretrain.texts` and their data-file record.
+    """Checks the pretraining settings; returns the texts of `pretrain.texts` and a record.
 
-    Returns ([], None) when there are none. Blank lines are skipped and counted.
+    The record (source, SHA-256, counts) goes to the report; ([], None) when there is
+    no such file. Blank lines are skipped and counted.
     """
     from pipelines.stages.data import sha256_of
     from pipelines.stages.lm_data import read_text_lines
