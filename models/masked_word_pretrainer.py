@@ -151,13 +151,18 @@ class MaskedWordPretrainer(EmbeddingInitializerConfig, keras.Model):
 TRANSFERRED = ("embedding", "encoder")
 
 
-def transfer_weights(pretrainer, model):
-    """Copies the pretrained embedding and encoder weights into `model`'s same-named layers.
+def transfer_weights(pretrainer, model, layers=TRANSFERRED):
+    """Copies pretrained weights into `model`'s same-named layers.
+
+    Args:
+        pretrainer: a trained MaskedWordPretrainer.
+        model: a model with layers of the same names and shapes.
+        layers: names of the layers to copy. Default ("embedding", "encoder").
 
     Raises:
         ValueError: when a layer is missing or its weights differ in shape.
     """
-    for name in TRANSFERRED:
+    for name in layers:
         source = pretrainer.get_layer(name).get_weights()
         target = model.get_layer(name)
         shapes = [tuple(w.shape) for w in target.get_weights()]

@@ -130,6 +130,8 @@ class PretrainConfig:
     learning_rate: float = 0.001  # Adam learning rate while pretraining
     batch_size: int = 32  # pretraining batch size
     dropout: float = 0.1  # dropout between and after the encoder's layers while pretraining
+    transfer: str = "embedding-encoder"  # what the classifier starts from: the pretrained
+    # embedding and encoder, or the embedding alone ("embedding")
     patience: int = 2  # stop after this many epochs without a lower validation loss
 
 
@@ -156,6 +158,7 @@ _CHOICES = {
     "tokenizer.punctuation": ("split", "strip", "keep"),
     "tokenizer.truncation": ("post", "pre"),
     "chars.features": ("none", "cnn", "lstm"),
+    "pretrain.transfer": ("embedding-encoder", "embedding"),
     "encoder.cell": ("lstm", "gru", "rnn"),
     "encoder.merge_mode": ("concat", "sum", "mul", "ave"),
     "head.pooling": ("last", "max", "mean"),

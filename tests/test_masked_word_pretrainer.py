@@ -82,6 +82,13 @@ def test_transfer_weights_copies_embedding_and_encoder():
             np.testing.assert_array_equal(a, b)
     for a, b in zip(before, classifier.get_layer("probabilities").get_weights()):
         np.testing.assert_array_equal(a, b)  # the head is left alone
+    fresh = SentimentClassifier(vocabulary_size=30, num_classes=3, pooling="max", **settings)
+    encoder_before = [w.copy() for w in fresh.get_layer("encoder").get_weights()]
+    transfer_weights(pretrainer, fresh, ["embedding"])  # the embedding alone
+    np.testing.assert_array_equal(fresh.get_layer("embedding").get_weights()[0],
+                                  pretrainer.get_layer("embedding").get_weights()[0])
+    for a, b in zip(encoder_before, fresh.get_layer("encoder").get_weights()):
+        np.testing.assert_array_equal(a, b)
     other = SentimentClassifier(vocabulary_size=30, num_classes=2, embedding_dim=6, units=7,
                                 num_layers=2, cell="gru")
     with pytest.raises(ValueError, match="encoder"):

@@ -271,7 +271,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         if pretrained is not None:
             from models.masked_word_pretrainer import transfer_weights
 
-            transfer_weights(pretrained.model, model)
+            transfer_weights(pretrained.model, model, cfg.pretrain.transfer.split("-"))
         from pipelines.stages.train import adam
         model.compile(
             optimizer=adam(cfg.train),
