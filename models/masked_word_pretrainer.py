@@ -90,9 +90,10 @@ class MaskedWordPretrainer(EmbeddingInitializerConfig, keras.Model):
     Args:
         vocabulary_size: int, number of token ids (padding and OOV included).
         embedding_dim: int, embedding size. Default 128.
-        cell, units, num_layers, bidirectional, dropout, merge_mode, recurrent_dropout:
-            the RecurrentEncoder's settings (as the classifier that will use it).
-        word_dropout: float, drops whole token vectors while training. Default 0.0.
+        cell, units, num_layers, bidirectional, merge_mode: the RecurrentEncoder's
+            settings (as the classifier that will use it).
+        dropout: float, dropout between the encoder's layers and on its output.
+            Default 0.2.
         rate: float, the share of words hidden. Default 0.15.
         embeddings_initializer: initializer for the embedding. Default "uniform".
         embedding_trainable: bool, train the embedding too (False keeps pretrained
@@ -107,8 +108,7 @@ class MaskedWordPretrainer(EmbeddingInitializerConfig, keras.Model):
     """
 
     def __init__(self, vocabulary_size, embedding_dim=128, cell="lstm", units=64,
-                 num_layers=1, bidirectional=True, dropout=0.2, merge_mode="concat",
-                 recurrent_dropout=0.0, word_dropout=0.0, rate=0.15,
+                 num_layers=1, bidirectional=True, dropout=0.2, merge_mode="concat", rate=0.15,
                  embeddings_initializer="uniform", embedding_trainable=True, seed=None,
                  **kwargs):
         ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
@@ -116,13 +116,9 @@ class MaskedWordPretrainer(EmbeddingInitializerConfig, keras.Model):
         x = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True,
                                    embeddings_initializer=embeddings_initializer,
                                    trainable=embedding_trainable, name="embedding")(seen)
-        if word_dropout:
-            x = keras.layers.Dropout(word_dropout, noise_shape=(None, None, 1),
-                                     name="word_dropout")(x)
         x = RecurrentEncoder(cell=cell, units=units, num_layers=num_layers,
                              bidirectional=bidirectional, dropout=dropout,
-                             merge_mode=merge_mode, return_sequences=True,
-                             recurrent_dropout=recurrent_dropout, name="encoder")(x)
+                             merge_mode=merge_mode, return_sequences=True, name="encoder")(x)
         if dropout:
             x = keras.layers.Dropout(dropout, name="output_dropout")(x)
         logits = keras.layers.Dense(vocabulary_size, dtype="float32", name="word_logits")(x)
@@ -130,16 +126,13 @@ class MaskedWordPretrainer(EmbeddingInitializerConfig, keras.Model):
         self.settings = {  # the constructor's arguments, for get_config
             "vocabulary_size": vocabulary_size, "embedding_dim": embedding_dim, "cell": cell,
             "units": units, "num_layers": num_layers, "bidirectional": bidirectional,
-            "dropout": dropout, "merge_mode": merge_mode,
-            "recurrent_dropout": recurrent_dropout, "word_dropout": word_dropout,
-            "rate": rate, "embedding_trainable": embedding_trainable, "seed": seed,
+            "dropout": dropout, "merge_mode": merge_mode, "rate": rate,
+            "embedding_trainable": embedding_trainable, "seed": seed,
             "embeddings_initializer": keras.initializers.serialize(
                 keras.initializers.get(embeddings_initializer))}
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         logits, hidden = y_pred
-        if isinstance(x, dict):
-            x = x["token_ids"]
         ce = keras.losses.sparse_categorical_crossentropy(
             keras.ops.cast(x, "int32"), logits, from_logits=True)
         return keras.ops.sum(ce * hidden) / keras.ops.maximum(keras.ops.sum(hidden), 1.0)

@@ -76,10 +76,6 @@ def _pretrain(cfg, member_cfg, corpus, encoded, vocabulary_size, initializer, pr
     from pipelines.stages.batching import dataset_from_plan, plan_eval
     from pipelines.stages.train import adam, fit, read_state
 
-    def words(split):
-        ids, _, lengths = encoded[split]
-        return (ids["token_ids"] if isinstance(ids, dict) else ids), lengths
-
     p, e = cfg.pretrain, cfg.encoder
     train_cfg = dataclasses.replace(member_cfg, epochs=p.epochs, batch_size=p.batch_size,
                                     learning_rate=p.learning_rate, patience=p.patience,
@@ -97,7 +93,7 @@ def _pretrain(cfg, member_cfg, corpus, encoded, vocabulary_size, initializer, pr
         return model
 
     ids, lengths = corpus
-    val_ids, val_lengths = words("validation")
+    val_ids, _, val_lengths = encoded["validation"]  # token ids only: no char features
     validation = dataset_from_plan(val_ids, None, plan_eval(val_lengths, p.batch_size))
     log(f"pretraining the embedding and encoder on hidden words (up to {p.epochs} epochs)")
     return fit(build_and_compile, ids, None, lengths, validation, train_cfg, pretrain_dir,
@@ -284,11 +280,10 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     members, pretraining = [], []  # (seed, TrainResult); one summary row per member
     corpus = None  # the pretraining texts' token ids and lengths
     if cfg.pretrain.epochs:
-        train_ids = ids["token_ids"] if isinstance(ids, dict) else ids
-        corpus = (train_ids, lengths)
+        corpus = (ids, lengths)  # token ids only: pretraining refuses char features
         if extra_texts:
             extra_ids = _ids(tokenizer, extra_texts)
-            corpus = (tf.concat([train_ids, extra_ids], axis=0),
+            corpus = (tf.concat([ids, extra_ids], axis=0),
                       np.concatenate([lengths, extra_ids.row_lengths().numpy()]))
     for k in range(cfg.ensemble):
         member_cfg, member_dir = cfg.train, run_dir
