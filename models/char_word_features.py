@@ -2,6 +2,8 @@
 
 import keras
 
+from models.serialization import wrap_bidirectional
+
 _METHODS = ("lstm", "cnn")
 
 
@@ -53,8 +55,8 @@ class CharWordFeatures(keras.layers.Layer):
         self.embedding = keras.layers.Embedding(vocabulary_size, embedding_dim,
                                                 name="char_embedding")
         if method == "lstm":
-            self.encoder = keras.layers.Bidirectional(
-                keras.layers.LSTM(units, name="char_lstm"), name="char_bilstm")
+            self.encoder = wrap_bidirectional(keras.layers.LSTM(units, name="char_lstm"),
+                                         name="char_bilstm")
         else:
             self.encoder = keras.layers.Conv1D(units, kernel_size, padding="same",
                                                activation="tanh", name="char_cnn")

@@ -2,6 +2,8 @@
 
 import keras
 
+from models.serialization import wrap_bidirectional
+
 _CELLS = {"lstm": keras.layers.LSTM, "gru": keras.layers.GRU, "rnn": keras.layers.SimpleRNN}
 _MERGE_MODES = ("concat", "sum", "mul", "ave")
 
@@ -86,9 +88,8 @@ class RecurrentEncoder(keras.layers.Layer):
                 name=f"{cell}_{i}",
             )
             if self.bidirectional:
-                layer = keras.layers.Bidirectional(
-                    layer, merge_mode=merge_mode, name=f"bidirectional_{cell}_{i}"
-                )
+                layer = wrap_bidirectional(layer, merge_mode=merge_mode,
+                                      name=f"bidirectional_{cell}_{i}")
             self.recurrent_layers.append(layer)
             self.dropout_layers.append(
                 keras.layers.Dropout(self.dropout, name=f"dropout_{i}") if self.dropout else None

@@ -3,6 +3,7 @@
 import keras
 
 from models.attention import Attention
+from models.serialization import wrap_bidirectional
 
 CELLS = ("lstm", "gru")
 ATTENTIONS = ("none", "bahdanau", "luong")
@@ -158,7 +159,7 @@ class Seq2SeqTranslator(keras.Model):
                 units, return_sequences=True, return_state=True, name=f"encoder_{cell}_{i}"
             )
             if bidirectional:
-                rnn = keras.layers.Bidirectional(rnn, name=f"encoder_bidirectional_{i}")
+                rnn = wrap_bidirectional(rnn, name=f"encoder_bidirectional_{i}")
             self.encoder_layers.append(rnn)
             if bidirectional and bridge == "concat":
                 self.bridge_layers.append(

@@ -77,3 +77,24 @@ def test_recurrent_dropout_masks_the_state_only_while_training(cell):
     assert restored.recurrent_dropout == 0.5
     with pytest.raises(ValueError, match="recurrent_dropout"):
         RecurrentEncoder(recurrent_dropout=1.0)
+
+
+def test_many_bidirectional_encoders_load_back(tmp_path):
+    """Keras matches serialized objects by `id()` while it loads a model; a dropped
+    Bidirectional source layer whose id came back made it hand the forward copy back as
+    the backward one, and a 10-member sentiment ensemble failed to load. Thirty
+    two-layer encoders failed on most loads before `wrap_bidirectional`."""
+    inputs = keras.Input((None, 3))
+    outputs = [RecurrentEncoder(cell="lstm", units=2, num_layers=2, name=f"enc_{i}")(inputs)
+               for i in range(30)]
+    model = keras.Model(inputs, keras.layers.Concatenate()(outputs))
+    path = tmp_path / "many.keras"
+    model.save(path)
+    for _ in range(3):
+        loaded = keras.saving.load_model(path, safe_mode=True)
+        for i in range(30):
+            for bi in loaded.get_layer(f"enc_{i}").recurrent_layers:
+                assert (bi.forward_layer.go_backwards, bi.backward_layer.go_backwards) == (
+                    False, True)
+    x = np.random.default_rng(0).normal(size=(2, 4, 3)).astype("float32")
+    np.testing.assert_allclose(loaded(x), model(x), atol=1e-6)
