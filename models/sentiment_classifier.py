@@ -2,6 +2,7 @@
 
 import keras
 
+from models.adversarial import EmbeddingPerturbation, adversarial_direction
 from models.char_word_features import CharWordFeatures, JoinWordFeatures
 from models.encoders import RecurrentEncoder
 from models.masked_pooling import MaskedPooling
@@ -43,6 +44,10 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
         char_embedding_dim: int, char embedding size. Default 25.
         char_units: int, CNN filters or char LSTM units per direction. Default 50.
         char_kernel_size: int, CNN window in chars. Default 3.
+        adversarial: float, adversarial training on the embeddings
+            (models.adversarial): each step also trains on the sentences' word
+            vectors moved up the loss gradient by this fraction of their norm. 0
+            turns it off. Default 0.0.
 
     Example:
     >>> model = SentimentClassifier(vocabulary_size=100, num_classes=2, units=8)
@@ -56,7 +61,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
                  embeddings_initializer="uniform", embedding_trainable=True, word_dropout=0.0,
                  unk_dropout=0.0, char_features="none", char_vocabulary_size=0,
                  char_embedding_dim=25, char_units=50, char_kernel_size=3,
-                 recurrent_dropout=0.0, **kwargs):
+                 recurrent_dropout=0.0, adversarial=0.0, **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
         if pooling not in ("last", "max", "mean"):
@@ -65,6 +70,8 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
         if char_features not in ("none", "cnn", "lstm"):
             raise ValueError("Expected char_features to be one of {'none', 'cnn', 'lstm'}. "
                              f"Received: char_features={char_features!r}")
+        if not adversarial >= 0.0:
+            raise ValueError(f"Expected adversarial >= 0. Received: adversarial={adversarial!r}")
         if char_features != "none" and char_vocabulary_size < 3:
             raise ValueError("Expected char_vocabulary_size >= 3 with char features. "
                              f"Received: char_vocabulary_size={char_vocabulary_size!r}")
@@ -73,6 +80,8 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
         x = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True,
                                    embeddings_initializer=embeddings_initializer,
                                    trainable=embedding_trainable, name="embedding")(x)
+        if adversarial:
+            x = EmbeddingPerturbation(name="adversarial")(x)
         inputs = ids
         if char_features != "none":
             chars = keras.Input(shape=(None, None), dtype="int32", name="char_ids")
@@ -123,6 +132,41 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
         self.char_units = char_units
         self.char_kernel_size = char_kernel_size
         self.recurrent_dropout = recurrent_dropout
+        self.adversarial = float(adversarial)
+
+    def train_step(self, data):
+        """Keras' step, plus the adversarial loss when `adversarial` > 0.
+
+        The loss minimised is the clean loss plus the loss of the same batch with its
+        word vectors moved by `adversarial_direction`; the reported `loss` is the clean
+        one, so learning curves compare with runs without it.
+        """
+        if not self.adversarial:
+            return super().train_step(data)
+        import tensorflow as tf
+
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        noise = self.get_layer("adversarial")
+        with tf.GradientTape(persistent=True) as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
+            vectors, mask = noise.seen()
+            with tape.stop_recording():
+                gradient = tape.gradient(self.optimizer.scale_loss(loss), vectors)
+            with noise.perturbed(adversarial_direction(vectors, gradient, mask,
+                                                       self.adversarial)):
+                moved = self(x, training=True)
+            total = loss + self.compute_loss(x, y, moved, sample_weight, training=True)
+            total = self.optimizer.scale_loss(total)
+        weights = self.trainable_weights
+        gradients = tape.gradient(total, weights)
+        del tape
+        self.optimizer.apply_gradients(zip(gradients, weights))
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync  # undo the loss scaling
+        for metric in self.metrics:
+            if metric.name == "loss":
+                metric.update_state(loss * replicas, sample_weight=tf.shape(y)[0])
+        return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def get_config(self):
         return {
@@ -142,4 +186,5 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
             "char_units": self.char_units,
             "char_kernel_size": self.char_kernel_size,
             "recurrent_dropout": self.recurrent_dropout,
+            "adversarial": self.adversarial,
         }

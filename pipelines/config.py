@@ -56,6 +56,8 @@ class EmbeddingConfig:
     trainable: bool = True  # fine-tune the embedding during training
     dropout: float = 0.0  # word dropout: share of token vectors zeroed while training
     unk_dropout: float = 0.0  # share of tokens fed as [UNK] while training
+    adversarial: float = 0.0  # adversarial training: each step also trains on the word
+    # vectors moved up the loss gradient by this fraction of each sentence's norm; 0: off
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,6 +186,8 @@ def _check_range(key, value, source):
         return
     if key == "pretrain.rate" and not 0.0 < value < 1.0:
         raise UserError(f"'{key}' must be in (0, 1); got {value:g}", path=source)
+    if key == "embedding.adversarial" and not value >= 0.0:
+        raise UserError(f"'{key}' must be at least 0 (0: off); got {value:g}", path=source)
     if name in _AT_LEAST_ONE and isinstance(value, int) and value < 1:
         raise UserError(f"'{key}' must be at least 1; got {value}", path=source)
     if name.endswith("dropout") and isinstance(value, float) and not 0.0 <= value < 1.0:

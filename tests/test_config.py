@@ -37,6 +37,7 @@ def test_set_overrides_are_typed():
     ("pretrain.rate=0", "'pretrain.rate' must be in (0, 1); got 0"),
     ("pretrain.rate=1", "'pretrain.rate' must be in (0, 1); got 1"),
     ("pretrain.dropout=1", "'pretrain.dropout' must be in [0, 1); got 1"),
+    ("embedding.adversarial=-0.1", "'embedding.adversarial' must be at least 0 (0: off); got -0.1"),
 ])
 def test_bad_overrides_are_user_errors(item, needle):
     with pytest.raises(UserError, match=re.escape(needle)):

@@ -37,7 +37,8 @@ def classifier_from_config(cfg, vocabulary_size, num_classes, char_vocabulary_si
         embedding_trainable=cfg.embedding.trainable, word_dropout=cfg.embedding.dropout,
         unk_dropout=cfg.embedding.unk_dropout, char_features=cfg.chars.features,
         char_vocabulary_size=char_vocabulary_size, char_embedding_dim=cfg.chars.embedding_dim,
-        char_units=cfg.chars.units, char_kernel_size=cfg.chars.kernel_size, name=name)
+        char_units=cfg.chars.units, char_kernel_size=cfg.chars.kernel_size,
+        adversarial=cfg.embedding.adversarial, name=name)
 
 
 def build_inference_model(tokenizer, classifiers, char_ids=None):

@@ -1,0 +1,166 @@
+"""Adversarial training on the embeddings (models.adversarial, SentimentClassifier).
+
+The oracle for a training step is built from a plain classifier (no perturbation
+layer): batches use every word id at most once, so moving a sentence's word vectors
+by delta is the same as moving those rows of the embedding matrix, and the expected
+update is -lr * (clean gradient + gradient of the row-shifted copy).
+"""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from models.adversarial import adversarial_direction
+from models.sentiment_classifier import SentimentClassifier
+
+SMALL = dict(embedding_dim=6, units=5, pooling="max", hidden=4, dropout=0.0, head_dropout=0.0)
+
+
+def _batch():
+    rng = np.random.default_rng(3)
+    ids = rng.permutation(np.arange(1, 30))[:20].reshape(4, 5)  # each id at most once
+    ids[1, 3:] = 0  # padding
+    ids[3, 4:] = 0
+    return ids.astype("int32"), np.array([0, 1, 1, 0], dtype="int32")
+
+
+def _numpy_direction(vectors, gradient, mask, epsilon):
+    out = np.zeros_like(vectors)
+    for i in range(len(vectors)):
+        v, g = vectors[i][mask[i]], gradient[i][mask[i]]
+        out[i][mask[i]] = epsilon * np.sqrt((v ** 2).sum()) * g / np.sqrt((g ** 2).sum())
+    return out
+
+
+def test_direction_matches_a_hand_formula():
+    rng = np.random.default_rng(0)
+    vectors, gradient = rng.normal(size=(2, 2, 3, 4)).astype("float32")
+    mask = np.array([[True, True, False], [True, False, False]])
+    got = adversarial_direction(vectors, gradient, mask, 0.5)
+    np.testing.assert_allclose(got, _numpy_direction(vectors, gradient, mask, 0.5), rtol=1e-5)
+    assert np.all(np.asarray(got)[~mask] == 0)
+    # its size is half the sentence's own norm, whatever the gradient's scale
+    first = np.asarray(got)[0][mask[0]]
+    assert np.sqrt((first ** 2).sum()) == pytest.approx(
+        0.5 * np.sqrt((vectors[0][mask[0]] ** 2).sum()), rel=1e-5)
+
+
+def _loss_and_grads(model, ids, y):
+    with tf.GradientTape() as tape:
+        loss = keras.losses.sparse_categorical_crossentropy(y, model(ids, training=True))
+        loss = tf.reduce_mean(loss)
+    return float(loss), [tf.convert_to_tensor(g) for g in
+                         tape.gradient(loss, model.trainable_weights)]
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_a_training_step_minimises_clean_plus_adversarial_loss(cell):
+    ids, y = _batch()
+    epsilon, lr = 0.3, 0.5
+    keras.utils.set_random_seed(1)
+    model = SentimentClassifier(30, 2, cell=cell, adversarial=epsilon, **SMALL)
+    plain = SentimentClassifier(30, 2, cell=cell, **SMALL)
+    plain.set_weights(model.get_weights())
+    start = model.get_weights()
+    before = {w.path: w.numpy().copy() for w in model.trainable_weights}
+
+    # clean loss and gradients; the per-position vector gradient is the embedding
+    # matrix's gradient row for that position's (unique) id
+    clean_loss, clean = _loss_and_grads(plain, ids, y)
+    names = [w.path for w in plain.trainable_weights]
+    embeddings = plain.get_layer("embedding").embeddings
+    rows = clean[names.index(embeddings.path)].numpy()
+    matrix = embeddings.numpy()
+    mask = ids != 0
+    delta = _numpy_direction(matrix[ids], rows[ids], mask, epsilon)
+
+    shifted = SentimentClassifier(30, 2, cell=cell, **SMALL)
+    shifted.set_weights(start)
+    moved = matrix.copy()
+    moved[ids[mask]] += delta[mask]
+    shifted.get_layer("embedding").embeddings.assign(moved)
+    adversarial_loss, adversarial = _loss_and_grads(shifted, ids, y)
+    assert adversarial_loss > clean_loss  # the step goes up the loss
+
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=lr),
+                  loss="sparse_categorical_crossentropy")
+    reported = model.train_on_batch(ids, y)
+    assert reported == pytest.approx(clean_loss, rel=1e-5)  # the clean loss is reported
+    assert [w.path for w in model.trainable_weights] == names
+    for w, g1, g2 in zip(model.trainable_weights, clean, adversarial):
+        np.testing.assert_allclose(w.numpy(), before[w.path] - lr * (g1.numpy() + g2.numpy()),
+                                   atol=2e-6, err_msg=w.path)
+
+
+def test_it_is_the_identity_at_inference_and_survives_safe_mode(tmp_path):
+    ids, _ = _batch()
+    keras.utils.set_random_seed(2)
+    model = SentimentClassifier(30, 2, adversarial=0.1, **SMALL)
+    plain = SentimentClassifier(30, 2, **SMALL)
+    plain.set_weights(model.get_weights())
+    np.testing.assert_allclose(model.predict(ids, verbose=0), plain.predict(ids, verbose=0),
+                               atol=1e-6)
+    path = tmp_path / "adv.keras"
+    model.save(path)
+    import models
+
+    models.import_all()
+    loaded = keras.saving.load_model(path, safe_mode=True)
+    assert loaded.adversarial == 0.1
+    np.testing.assert_allclose(loaded.predict(ids, verbose=0), model.predict(ids, verbose=0),
+                               atol=1e-6)
+
+
+def test_negative_epsilon_is_refused():
+    with pytest.raises(ValueError, match="adversarial >= 0"):
+        SentimentClassifier(30, 2, adversarial=-0.1, **SMALL)
+
+
+MIRRORED = r"""
+import json, sys
+import numpy as np, tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+import keras
+from models.sentiment_classifier import SentimentClassifier
+settings, ids, y = json.loads(sys.argv[1])
+ids, y = np.array(ids, dtype="int32"), np.array(y, dtype="int32")
+keras.utils.set_random_seed(1)
+single = SentimentClassifier(30, 2, adversarial=0.3, **settings)
+start = single.get_weights()
+single.compile(optimizer=keras.optimizers.SGD(0.5), loss="sparse_categorical_crossentropy")
+one = single.fit(ids, y, batch_size=len(y), shuffle=False, verbose=0).history["loss"][0]
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+with strategy.scope():
+    mirrored = SentimentClassifier(30, 2, adversarial=0.3, **settings)
+    mirrored.set_weights(start)
+    mirrored.compile(optimizer=keras.optimizers.SGD(0.5), loss="sparse_categorical_crossentropy")
+two = mirrored.fit(ids, y, batch_size=len(y), shuffle=False, verbose=0).history["loss"][0]
+moved = max(float(np.abs(a - b).max()) for a, b in zip(single.get_weights(), start))
+diff = max(float(np.abs(a - b).max()) for a, b in zip(single.get_weights(), mirrored.get_weights()))
+print(json.dumps({"replicas": strategy.num_replicas_in_sync, "loss": [one, two],
+                  "moved": moved, "diff": diff}))
+"""
+
+
+def test_two_replicas_take_the_same_step_as_one_device():
+    """Each replica perturbs its own half of the batch (the perturbation is per sentence,
+    so the split does not change it); the summed update must equal one device's."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    ids, y = _batch()
+    done = subprocess.run(
+        [sys.executable, "-c", MIRRORED, json.dumps([SMALL, ids.tolist(), y.tolist()])],
+        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["replicas"] == 2
+    assert out["loss"][1] == pytest.approx(out["loss"][0], rel=1e-5)
+    assert out["moved"] > 1e-3  # the step did something
+    assert out["diff"] < 1e-5
