@@ -502,6 +502,8 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
                  f" embedding {cfg.embedding.dim}, pooling {h.pooling}, batch {batch}"
                  + ("" if chars is None else
                     f", char {cfg.chars.features.upper()}({cfg.chars.units})")
+                 + ("" if not cfg.embedding.adversarial else
+                    f", adversarial training ε {cfg.embedding.adversarial:g}")
                  + ("" if cfg.ensemble == 1 else f" (one of the {cfg.ensemble} ensemble members)"),
         "train_tokens_per_s": max(rates),
         "predict_sentences": len(texts),

@@ -164,3 +164,16 @@ def test_two_replicas_take_the_same_step_as_one_device():
     assert out["loss"][1] == pytest.approx(out["loss"][0], rel=1e-5)
     assert out["moved"] > 1e-3  # the step did something
     assert out["diff"] < 1e-5
+
+
+def test_multi_worker_refuses_it_before_reading_data(tmp_path):
+    from pipelines import config as config_lib
+    from pipelines.errors import UserError
+    from pipelines.tasks import sentiment
+
+    cfg = config_lib.load_config("sentiment", overrides=[
+        "embedding.adversarial=0.1", "train.strategy=multi-worker",
+        f"data.train={tmp_path / 'missing.csv'}"])
+    with pytest.raises(UserError, match="not available with train.strategy 'multi-worker'"):
+        sentiment.train(cfg, tmp_path / "run", tmp_path / "reports")
+    assert not (tmp_path / "run").exists()

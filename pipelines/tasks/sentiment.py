@@ -195,6 +195,10 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     """
     from pipelines.stages import data as data_stage
 
+    if cfg.embedding.adversarial and cfg.train.strategy == "multi-worker":
+        raise UserError("embedding.adversarial is not available with train.strategy "
+                        "'multi-worker': that strategy's training loop does not run the "
+                        "classifier's adversarial step; use 'mirrored' or 'default'")
     splits = data_stage.load_classification_splits(cfg.data, cfg.train.seed)  # fail fast
     extra_texts, extra_source = _pretraining_texts(cfg)
     import keras
