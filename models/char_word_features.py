@@ -56,7 +56,7 @@ class CharWordFeatures(keras.layers.Layer):
                                                 name="char_embedding")
         if method == "lstm":
             self.encoder = wrap_bidirectional(keras.layers.LSTM(units, name="char_lstm"),
-                                         name="char_bilstm")
+                                              name="char_bilstm")
         else:
             self.encoder = keras.layers.Conv1D(units, kernel_size, padding="same",
                                                activation="tanh", name="char_cnn")

@@ -89,7 +89,7 @@ class RecurrentEncoder(keras.layers.Layer):
             )
             if self.bidirectional:
                 layer = wrap_bidirectional(layer, merge_mode=merge_mode,
-                                      name=f"bidirectional_{cell}_{i}")
+                                           name=f"bidirectional_{cell}_{i}")
             self.recurrent_layers.append(layer)
             self.dropout_layers.append(
                 keras.layers.Dropout(self.dropout, name=f"dropout_{i}") if self.dropout else None
