@@ -2,7 +2,7 @@
 
 import keras
 
-from models.serialization import wrap_bidirectional
+from elman.models.serialization import wrap_bidirectional
 
 _METHODS = ("lstm", "cnn")
 

@@ -2,7 +2,7 @@
 
 import keras
 
-from models.serialization import wrap_bidirectional
+from elman.models.serialization import wrap_bidirectional
 
 _CELLS = {"lstm": keras.layers.LSTM, "gru": keras.layers.GRU, "rnn": keras.layers.SimpleRNN}
 _MERGE_MODES = ("concat", "sum", "mul", "ave")

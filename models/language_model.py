@@ -88,7 +88,7 @@ class LanguageModel(keras.Model):
     With `stateful=True`, `fit` and `evaluate` do truncated back-propagation
     through time: the final state of each batch becomes the initial state of the
     next batch (batch row `i` continues batch row `i`, as laid out by
-    `pipelines.stages.lm_data.make_tbptt_dataset`), with no gradient flowing
+    `elman.tasks.lm.data.make_tbptt_dataset`), with no gradient flowing
     across the batch boundary. The carried state is zeroed at the start of each
     epoch and of each evaluation, and by `reset_states()`; `fit` does not
     shuffle unless asked to. Carried state is not

@@ -11,8 +11,8 @@ carry over (`transfer_weights`).
 
 import keras
 
-from models.encoders import RecurrentEncoder
-from models.serialization import EmbeddingInitializerConfig
+from elman.models.encoders import RecurrentEncoder
+from elman.models.serialization import EmbeddingInitializerConfig
 
 
 @keras.saving.register_keras_serializable(package="elman")

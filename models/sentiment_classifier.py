@@ -2,12 +2,12 @@
 
 import keras
 
-from models.adversarial import EmbeddingPerturbation, adversarial_direction
-from models.char_word_features import CharWordFeatures, JoinWordFeatures
-from models.encoders import RecurrentEncoder
-from models.masked_pooling import MaskedPooling
-from models.serialization import EmbeddingInitializerConfig
-from models.word_dropout import WordDropout
+from elman.models.adversarial import EmbeddingPerturbation, adversarial_direction
+from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
+from elman.models.encoders import RecurrentEncoder
+from elman.models.masked_pooling import MaskedPooling
+from elman.models.serialization import EmbeddingInitializerConfig
+from elman.models.word_dropout import WordDropout
 
 
 @keras.saving.register_keras_serializable(package="elman")
@@ -45,7 +45,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
         char_units: int, CNN filters or char LSTM units per direction. Default 50.
         char_kernel_size: int, CNN window in chars. Default 3.
         adversarial: float, adversarial training on the embeddings
-            (models.adversarial): each step also trains on the sentences' word
+            (elman.models.adversarial): each step also trains on the sentences' word
             vectors moved up the loss gradient by this fraction of their norm. 0
             turns it off. Default 0.0.
 

@@ -2,8 +2,8 @@
 
 import keras
 
-from models.attention import Attention
-from models.serialization import wrap_bidirectional
+from elman.models.attention import Attention
+from elman.models.serialization import wrap_bidirectional
 
 CELLS = ("lstm", "gru")
 ATTENTIONS = ("none", "bahdanau", "luong")
@@ -25,7 +25,7 @@ class Seq2SeqTranslator(keras.Model):
     and returns **logits** `[batch, target_len, target_vocab_size]` (no softmax: train with
     `SparseCategoricalCrossentropy(from_logits=True, ignore_class=0)`, which averages over
     real target tokens only). `encode` and `decode_step` expose the same layers one step at
-    a time for the decoders in `pipelines/stages/decoding.py`.
+    a time for the decoders in `pipelines/tasks/translation/decoding.py`.
 
     Architecture:
 

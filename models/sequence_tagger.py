@@ -2,11 +2,11 @@
 
 import keras
 
-from models.char_word_features import CharWordFeatures, JoinWordFeatures
-from models.crf import CRF
-from models.encoders import RecurrentEncoder
-from models.serialization import EmbeddingInitializerConfig
-from models.word_dropout import WordDropout
+from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
+from elman.models.crf import CRF
+from elman.models.encoders import RecurrentEncoder
+from elman.models.serialization import EmbeddingInitializerConfig
+from elman.models.word_dropout import WordDropout
 
 _HEADS = ("softmax", "crf")
 _CHAR_FEATURES = ("none", "lstm", "cnn")

@@ -12,9 +12,9 @@ import os
 import sys
 from pathlib import Path
 
-from pipelines.errors import UserError
+from elman.errors import UserError
 
-TASKS = {"sentiment": "pipelines.tasks.sentiment"}  # task name → module with train()
+TASKS = {"sentiment": "elman.tasks.sentiment.task"}  # task name → module with train()
 
 
 def register_task(name, module):
@@ -23,9 +23,9 @@ def register_task(name, module):
 
 
 # Tasks that exist are registered here; each module has train/predict/evaluate.
-for _name, _module in (("tagging", "pipelines.tasks.tagging"),
-                       ("translation", "pipelines.tasks.translation"),
-                       ("lm", "pipelines.tasks.language_model")):
+for _name, _module in (("tagging", "elman.tasks.tagging.task"),
+                       ("translation", "elman.tasks.translation.task"),
+                       ("lm", "elman.tasks.lm.task")):
     if importlib.util.find_spec(_module) is not None:
         register_task(_name, _module)
 
@@ -47,7 +47,7 @@ def _config_file(task, value):
     path = Path(value)
     if path.is_file() or path.suffix == ".toml" or "/" in value:
         return path
-    from pipelines.config import preset_path
+    from elman.config import preset_path
 
     preset = preset_path(task, value)
     if not preset.is_file():
@@ -91,8 +91,8 @@ def _data_overrides(args):
 
 
 def cmd_train(args):
-    from pipelines import config as config_lib
-    from pipelines.stages import runs
+    from elman import config as config_lib
+    from elman.core import runs
 
     module = _task_module(args.task)
     if args.resume:
@@ -112,7 +112,7 @@ def cmd_train(args):
     run_dir, report_dir, _ = runs.resolve_dirs(args.task, args.out, args.reports)
     cleanup = None
     if cfg.train.strategy == "multi-worker":  # only the chief writes the real folders
-        from pipelines.stages.distributed import worker_dirs
+        from elman.core.distributed import worker_dirs
 
         run_dir, report_dir, cleanup = worker_dirs(run_dir, report_dir, resume=args.resume)
     _quiet_tensorflow()
@@ -125,7 +125,7 @@ def cmd_train(args):
 
 
 def _run_task(run):
-    from pipelines.stages import runs
+    from elman.core import runs
 
     path = Path(run)
     if not path.is_dir():
@@ -195,7 +195,7 @@ def cmd_generate(args):
 
 def cmd_textbook(args):
     _quiet_tensorflow()
-    from pipelines.tasks import textbook
+    from elman.tasks.textbook import task as textbook
 
     argv = (["--json"] if args.json else []) + (["--out", args.out] if args.out else [])
     return textbook.main(argv)
@@ -203,7 +203,7 @@ def cmd_textbook(args):
 
 def cmd_diagnose(args):
     _quiet_tensorflow()
-    from pipelines.stages import diagnostics
+    from elman.core import diagnostics
 
     argv = ["--out", args.out, "--length", str(args.length), "--units", str(args.units)]
     return diagnostics.diagnose_main(argv)
@@ -211,14 +211,14 @@ def cmd_diagnose(args):
 
 def cmd_demo(args):
     _quiet_tensorflow()
-    from pipelines import demo
+    from elman import demo
 
     return demo.run_demo(reports_root=args.reports, runs_root=args.runs, only=args.only)
 
 
 def cmd_bench(args):
     _quiet_tensorflow()
-    from pipelines import bench
+    from elman.bench import suite as bench
 
     return bench.run_bench(args)
 

@@ -11,7 +11,7 @@ import tomllib
 import typing
 from pathlib import Path
 
-from pipelines.errors import UserError
+from elman.errors import UserError
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -73,7 +73,7 @@ class CharsConfig:
 
 @dataclasses.dataclass(frozen=True)
 class EncoderConfig:
-    """The recurrent encoder (models.encoders.RecurrentEncoder)."""
+    """The recurrent encoder (elman.models.encoders.RecurrentEncoder)."""
 
     cell: str = "lstm"  # lstm, gru or rnn
     units: int = 64  # units per direction
@@ -118,7 +118,7 @@ class SentimentHeadConfig:
 
 @dataclasses.dataclass(frozen=True)
 class PretrainConfig:
-    """Masked-word pretraining of the embedding and encoder (models.masked_word_pretrainer).
+    """Masked-word pretraining of the embedding and encoder (elman.models.masked_word_pretrainer).
 
     Before the classifier trains, its embedding and encoder learn to restore hidden
     words of the training texts (labels unused) and of `texts`, if given; the

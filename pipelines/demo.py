@@ -4,8 +4,8 @@ import importlib
 import time
 from pathlib import Path
 
-from pipelines import cli
-from pipelines import config as config_lib
+from elman import cli
+from elman import config as config_lib
 
 # (part name, task, preset, run id) in the order the demo runs them
 PARTS = (
@@ -54,7 +54,7 @@ def run_demo(reports_root="reports", runs_root="runs", only=None, log=print):
                         Path(reports_root) / task / run_id / "report.md"))
     if not only or "textbook" in only:
         log("== textbook: cases A-G")
-        from pipelines.tasks import textbook
+        from elman.tasks.textbook import task as textbook
 
         began = time.perf_counter()
         record = textbook.run_textbook(Path(reports_root) / "textbook")

@@ -46,4 +46,4 @@ if [ -z "$PY" ]; then
   exit 1
 fi
 echo "using $PY ($(( BUDGET - SECONDS )) s left)"
-exec timeout $((BUDGET - SECONDS)) "$PY" -m pipelines.gpu_check
+exec timeout $((BUDGET - SECONDS)) "$PY" -m elman.bench.gpu_check

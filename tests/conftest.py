@@ -52,14 +52,14 @@ def run_elman(args, cwd=None, env=None, timeout=300, stdin=None):
     """Runs `elman` in a fresh process; returns the CompletedProcess."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "elman.cli", *map(str, args)],
                           cwd=cwd or ROOT, env=full_env, capture_output=True, text=True,
                           timeout=timeout, input=stdin)
 
 
 def train_tiny_sentiment(tmp_path, tiny_sentiment, name, *settings, resume=False):
     """Trains a tiny sentiment run through the CLI; returns its run folder."""
-    from pipelines import cli
+    from elman import cli
 
     run = tmp_path / name
     args = ["train", "sentiment", "--data", str(tiny_sentiment["train"]),

@@ -1,4 +1,4 @@
-"""Adversarial training on the embeddings (models.adversarial, SentimentClassifier).
+"""Adversarial training on the embeddings (elman.models.adversarial, SentimentClassifier).
 
 The oracle for a training step is built from a plain classifier (no perturbation
 layer): batches use every word id at most once, so moving a sentence's word vectors
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from models.adversarial import adversarial_direction
-from models.sentiment_classifier import SentimentClassifier
+from elman.models.adversarial import adversarial_direction
+from elman.models.sentiment_classifier import SentimentClassifier
 
 SMALL = dict(embedding_dim=6, units=5, pooling="max", hidden=4, dropout=0.0, head_dropout=0.0)
 
@@ -103,7 +103,7 @@ def test_it_is_the_identity_at_inference_and_survives_safe_mode(tmp_path):
                                atol=1e-6)
     path = tmp_path / "adv.keras"
     model.save(path)
-    import models
+    from elman import models
 
     models.import_all()
     loaded = keras.saving.load_model(path, safe_mode=True)
@@ -123,7 +123,7 @@ import numpy as np, tensorflow as tf
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 import keras
-from models.sentiment_classifier import SentimentClassifier
+from elman.models.sentiment_classifier import SentimentClassifier
 settings, ids, y = json.loads(sys.argv[1])
 ids, y = np.array(ids, dtype="int32"), np.array(y, dtype="int32")
 keras.utils.set_random_seed(1)
@@ -167,9 +167,9 @@ def test_two_replicas_take_the_same_step_as_one_device():
 
 
 def test_multi_worker_refuses_it_before_reading_data(tmp_path):
-    from pipelines import config as config_lib
-    from pipelines.errors import UserError
-    from pipelines.tasks import sentiment
+    from elman import config as config_lib
+    from elman.errors import UserError
+    from elman.tasks.sentiment import task as sentiment
 
     cfg = config_lib.load_config("sentiment", overrides=[
         "embedding.adversarial=0.1", "train.strategy=multi-worker",

@@ -1,7 +1,7 @@
 import numpy as np
 import tensorflow as tf
 
-from pipelines.stages.batching import dataset_from_plan, plan_epoch, plan_eval
+from elman.core.batching import dataset_from_plan, plan_epoch, plan_eval
 
 
 def test_plan_is_seeded_covers_every_example_once_and_has_a_fixed_batch_count():

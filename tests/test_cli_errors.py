@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipelines import cli
+from elman import cli
 from tests.conftest import TINY_SETTINGS, run_elman, write_csv
 
 

@@ -2,8 +2,8 @@ import re
 
 import pytest
 
-from pipelines import config as config_lib
-from pipelines.errors import UserError
+from elman import config as config_lib
+from elman.errors import UserError
 
 
 def test_defaults_come_from_the_dataclasses_and_preset_overrides_them():
@@ -67,7 +67,7 @@ def test_config_file_errors(tmp_path):
 
 
 def test_data_flag_drops_the_presets_validation_and_test_files():
-    from pipelines import cli
+    from elman import cli
 
     args = cli.build_parser().parse_args(["train", "sentiment", "--data", "mine.csv"])
     cfg = config_lib.load_config("sentiment", extra=cli._data_overrides(args))
@@ -85,6 +85,6 @@ def test_data_flag_drops_the_presets_validation_and_test_files():
 def test_range_rules_cover_every_task(task, item):
     import importlib
 
-    importlib.import_module(f"pipelines.tasks.{'language_model' if task == 'lm' else task}")
+    importlib.import_module(f"elman.tasks.{'language_model' if task == 'lm' else task}")
     with pytest.raises(UserError, match=re.escape(f"'{item.split('=')[0]}' must be")):
         config_lib.load_config(task, overrides=[item])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from models.crf import CRF
+from elman.models.crf import CRF
 
 BIO_TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 

@@ -3,9 +3,9 @@ import time
 
 import pytest
 
-from pipelines.config import DataConfig
-from pipelines.errors import UserError
-from pipelines.stages import data
+from elman.config import DataConfig
+from elman.errors import UserError
+from elman.core import data
 
 
 def test_csv_rows_keep_their_line_numbers_even_with_quoted_newlines(tmp_path):

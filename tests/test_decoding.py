@@ -4,17 +4,9 @@ import pytest
 keras = pytest.importorskip("keras")
 tf = pytest.importorskip("tensorflow")
 
-from models.seq2seq_translator import Seq2SeqTranslator  # noqa: E402
-from pipelines.stages import decoding  # noqa: E402
-from pipelines.stages.decoding import (  # noqa: E402
-    beam_search_decode,
-    benchmark_decoders,
-    eager_batched_decode,
-    greedy_decode,
-    length_caps,
-    per_sentence_predict_decode,
-    reference_stepwise_decode,
-)
+from elman.models.seq2seq_translator import Seq2SeqTranslator  # noqa: E402
+from elman.tasks.translation import decoding  # noqa: E402
+from elman.tasks.translation.decoding import # noqa: E402 beam_search_decode, benchmark_decoders, eager_batched_decode, greedy_decode, length_caps, per_sentence_predict_decode, reference_stepwise_decode
 
 START, END = 2, 3  # target ids: 0 pad, 1 OOV, 2 start, 3 end, 4..13 words
 SOURCE_VOCAB, TARGET_VOCAB = 12, 14

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from pipelines.stages import diagnostics
+from elman.core import diagnostics
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipelines.stages import distributed
+from elman.core import distributed
 from tests.conftest import ROOT, TINY_SETTINGS
 
 # A worker: runs `elman train` and, after training, records where it wrote and the
@@ -17,7 +17,7 @@ from tests.conftest import ROOT, TINY_SETTINGS
 WORKER = r"""
 import json, os, sys
 import numpy as np
-import pipelines.stages.train as train_stage
+from elman.core import train as train_stage
 record = sys.argv[1]
 original = train_stage.fit
 
@@ -32,7 +32,7 @@ def fit(*args, **kwargs):
     return result
 
 train_stage.fit = fit
-from pipelines.cli import main
+from elman.cli import main
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -59,7 +59,7 @@ def test_chief_is_worker_zero_unless_a_chief_is_named():
 
 
 def test_bad_tf_config_is_a_user_error(monkeypatch):
-    from pipelines.errors import UserError
+    from elman.errors import UserError
 
     monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1"]}, "task": {"index": 3}}')
     with pytest.raises(UserError, match="TF_CONFIG is not valid"):
@@ -148,7 +148,7 @@ import sys
 import tensorflow as tf
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-from pipelines.cli import main
+from elman.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 

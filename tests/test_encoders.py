@@ -2,9 +2,9 @@ import keras
 import numpy as np
 import pytest
 
-from models.encoders import RecurrentEncoder
-from models.masked_pooling import MaskedPooling
-from models.sentiment_classifier import SentimentClassifier
+from elman.models.encoders import RecurrentEncoder
+from elman.models.masked_pooling import MaskedPooling
+from elman.models.sentiment_classifier import SentimentClassifier
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru", "rnn"])

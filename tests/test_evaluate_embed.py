@@ -3,9 +3,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from pipelines.errors import UserError
-from pipelines.stages.embed import read_pretrained
-from pipelines.stages.evaluate import classification_result
+from elman.errors import UserError
+from elman.core.embed import read_pretrained
+from elman.core.evaluate import classification_result
 
 
 def test_classification_scores_by_hand():

@@ -1,4 +1,4 @@
-"""Tests for pipelines/stages/generation.py: generation and language-model scores."""
+"""Tests for pipelines/tasks/lm/generation.py: generation and language-model scores."""
 
 import math
 
@@ -6,9 +6,9 @@ import keras
 import numpy as np
 import pytest
 
-from models.language_model import LanguageModel
-from pipelines.stages import generation
-from pipelines.stages.lm_data import make_tbptt_dataset
+from elman.models.language_model import LanguageModel
+from elman.tasks.lm import generation
+from elman.tasks.lm.data import make_tbptt_dataset
 
 VOCAB = 13
 

@@ -2,8 +2,7 @@
 
 import base64
 
-from pipelines.stages.html import (markdown_to_html, render_html, write_bytes_atomic,
-                                   write_text_atomic)
+from elman.core.html import markdown_to_html, render_html, write_bytes_atomic, write_text_atomic
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwAD"
                        "hgGAWjR9awAAAABJRU5ErkJggg==")

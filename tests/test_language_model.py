@@ -4,8 +4,8 @@ import keras
 import numpy as np
 import pytest
 
-from models.language_model import LanguageModel
-from pipelines.stages.lm_data import make_tbptt_dataset
+from elman.models.language_model import LanguageModel
+from elman.tasks.lm.data import make_tbptt_dataset
 
 VOCAB = 11
 

@@ -1,10 +1,10 @@
-"""Tests for the language-model data stage (pipelines/stages/lm_data.py)."""
+"""Tests for the language-model data stage (pipelines/tasks/lm/data.py)."""
 
 import numpy as np
 import pytest
 
-from pipelines.errors import UserError
-from pipelines.stages import lm_data
+from elman.errors import UserError
+from elman.tasks.lm import data as lm_data
 
 
 def test_read_text_lines_errors(tmp_path):

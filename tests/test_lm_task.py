@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from pipelines import cli
+from elman import cli
 from tests.conftest import run_elman
 
 SUBJECTS = ["the cat", "a dog", "my friend", "the old man"]
@@ -53,9 +53,9 @@ def _hand_text(tokens):
 def test_cli_train_generate_evaluate(tmp_path, tiny_text):
     import keras
 
-    from pipelines.stages import runs
-    from pipelines.stages.generation import generate_naive
-    from pipelines.tasks import language_model
+    from elman.core import runs
+    from elman.tasks.lm.generation import generate_naive
+    from elman.tasks.lm import task as language_model
 
     run, reports = tmp_path / "run", tmp_path / "reports"
     done = run_elman(["train", "lm", "--data", tiny_text["train"], "--validation",
@@ -105,8 +105,8 @@ def test_cli_train_generate_evaluate(tmp_path, tiny_text):
 def test_resume_after_a_completed_epoch_equals_a_straight_run(tmp_path, tiny_text):
     import keras
 
-    from pipelines import config as config_lib
-    from pipelines.tasks import language_model
+    from elman import config as config_lib
+    from elman.tasks.lm import task as language_model
 
     def cfg(epochs):
         sets = [a for a in TINY if a != "--set"] + [f"train.epochs={epochs}",

@@ -4,8 +4,8 @@ import keras
 import numpy as np
 import pytest
 
-from models.masked_word_pretrainer import HideWords, MaskedWordPretrainer, transfer_weights
-from models.sentiment_classifier import SentimentClassifier
+from elman.models.masked_word_pretrainer import HideWords, MaskedWordPretrainer, transfer_weights
+from elman.models.sentiment_classifier import SentimentClassifier
 
 
 def test_hide_words_hides_the_asked_share_and_never_padding():

@@ -19,7 +19,9 @@ WEIGHTS = r"""
 import json, sys, os
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
 import keras
-import models.sentiment_classifier, models.encoders, pipelines.stages.tokenize
+import elman.models.sentiment_classifier
+import elman.models.encoders
+import elman.text.tokenize
 out = {}
 for path in sys.argv[1:]:
     m = keras.saving.load_model(path, safe_mode=True)
@@ -33,7 +35,7 @@ print(json.dumps(out))
 
 
 def command(tiny, out, reports, resume=False):
-    return [sys.executable, "-m", "pipelines.cli", "train", "sentiment",
+    return [sys.executable, "-m", "elman.cli", "train", "sentiment",
             "--data", str(tiny["train"]), "--validation", str(tiny["validation"]),
             "--out", str(out), "--reports", str(reports), *SETTINGS] + (
                 ["--resume"] if resume else [])

@@ -8,8 +8,8 @@ import keras
 import numpy as np
 import pytest
 
-from models.sentiment_classifier import SentimentClassifier
-from pipelines import cli
+from elman.models.sentiment_classifier import SentimentClassifier
+from elman import cli
 from tests.conftest import ROOT, TINY_SETTINGS
 
 
@@ -54,7 +54,7 @@ FRESH_LOAD = r"""
 import json, sys, os
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
 import numpy as np, tensorflow as tf
-from pipelines.stages import runs
+from elman.core import runs
 texts = json.loads(sys.argv[2])
 a = np.asarray(runs.load_model(sys.argv[1]).predict(tf.constant(texts), verbose=0))
 served = tf.saved_model.load(sys.argv[1] + "/saved_model")  # keep it: it owns the variables

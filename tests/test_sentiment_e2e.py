@@ -5,14 +5,16 @@ import sys
 
 import numpy as np
 
-from pipelines import cli
+from elman import cli
 from tests.conftest import ROOT, TINY_SETTINGS, run_elman
 
 FRESH_LOAD = r"""
 import json, sys, os
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
 import numpy as np, tensorflow as tf, keras
-import pipelines.stages.tokenize, models.sentiment_classifier, models.encoders
+import elman.text.tokenize
+import elman.models.sentiment_classifier
+import elman.models.encoders
 texts = json.loads(sys.argv[2])
 model = keras.saving.load_model(sys.argv[1] + "/model.keras", safe_mode=True)
 a = np.asarray(model.predict(tf.constant(texts), verbose=0))

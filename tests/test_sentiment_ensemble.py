@@ -8,8 +8,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from pipelines import cli
-from pipelines.stages import runs
+from elman import cli
+from elman.core import runs
 from tests.conftest import train_tiny_sentiment
 
 TEXTS = ["the food was great", "服务太慢", "the service was slow, but the food was great"]

@@ -3,8 +3,8 @@ import pytest
 
 keras = pytest.importorskip("keras")
 
-from models.attention import Attention  # noqa: E402
-from models.seq2seq_translator import Seq2SeqTranslator  # noqa: E402
+from elman.models.attention import Attention  # noqa: E402
+from elman.models.seq2seq_translator import Seq2SeqTranslator  # noqa: E402
 
 SOURCE = np.array([[5, 6, 7, 8], [3, 4, 0, 0], [9, 0, 0, 0]], np.int32)
 TARGET_IN = np.array([[2, 9, 4, 5, 6], [2, 5, 7, 0, 0], [2, 4, 0, 0, 0]], np.int32)

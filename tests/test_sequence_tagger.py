@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from models.sequence_tagger import SequenceTagger
+from elman.models.sequence_tagger import SequenceTagger
 
 TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 # Word id -> tag id: a tiny language where every word has one tag, kept valid BIO

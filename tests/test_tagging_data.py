@@ -4,15 +4,8 @@ import json
 
 import pytest
 
-from pipelines.errors import UserError
-from pipelines.stages.tagging_data import (
-    read_conll,
-    read_conllu,
-    read_hf_dataset,
-    read_jsonl,
-    read_tagged_file,
-    split_raw_text,
-)
+from elman.errors import UserError
+from elman.tasks.tagging.data import read_conll, read_conllu, read_hf_dataset, read_jsonl, read_tagged_file, split_raw_text
 
 CONLL = """-DOCSTART- -X- -X- O
 

@@ -8,7 +8,7 @@ import pytest
 from seqeval.metrics import accuracy_score, f1_score, precision_score, recall_score
 from seqeval.metrics.sequence_labeling import precision_recall_fscore_support
 
-from pipelines.stages.tagging_metrics import entity_errors, evaluate_tagging
+from elman.tasks.tagging.metrics import entity_errors, evaluate_tagging
 
 GOLD = [["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "I-ORG", "I-ORG", "O", "B-PER"]]
 PRED = [["B-PER", "I-PER", "O", "B-ORG"], ["B-ORG", "I-ORG", "O", "O", "I-PER"]]

@@ -11,9 +11,9 @@ import shutil
 
 import pytest
 
-from pipelines import cli
-from pipelines.stages import tag_schemes
-from pipelines.stages.tagging_data import split_raw_text
+from elman import cli
+from elman.tasks.tagging import schemes as tag_schemes
+from elman.tasks.tagging.data import split_raw_text
 
 TINY = ["--set", "embedding.dim=8", "--set", "encoder.units=8", "--set", "chars.units=4",
         "--set", "chars.embedding_dim=4", "--set", "train.batch_size=8", "--set",
@@ -218,8 +218,8 @@ def test_scheme_round_trip(tmp_path, capsys, scheme):
 
 
 def test_repair_bio_flag_is_counted_without_training(tmp_path):
-    from pipelines import config as config_lib
-    from pipelines.tasks import tagging
+    from elman import config as config_lib
+    from elman.tasks.tagging import task as tagging
 
     path = write_conll(tmp_path / "t.conll", [(["Mary", "met", "Tom"], ["I-PER", "O", "I-PER"]),
                                              (["Rome"], ["B-LOC"])])

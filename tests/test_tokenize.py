@@ -3,9 +3,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from pipelines.config import TokenizerConfig
-from pipelines.stages.tokenize import (CharIds, TextTokenizer, fit_char_ids, fit_vocabulary,
-                                       split_all, token_stats)
+from elman.config import TokenizerConfig
+from elman.text.tokenize import CharIds, TextTokenizer, fit_char_ids, fit_vocabulary, split_all, token_stats
 
 
 def split(text, **kwargs):

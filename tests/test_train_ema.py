@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from pipelines.config import TrainConfig
-from pipelines.errors import UserError
-from pipelines.stages.batching import dataset_from_plan, plan_eval
-from pipelines.stages.train import adam, fit
+from elman.config import TrainConfig
+from elman.errors import UserError
+from elman.core.batching import dataset_from_plan, plan_eval
+from elman.core.train import adam, fit
 
 MOMENTUM = 0.8
 

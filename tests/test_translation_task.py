@@ -10,9 +10,9 @@ import sys
 import pytest
 import tensorflow as tf
 
-from pipelines import cli
-from pipelines import config as config_lib
-from pipelines.tasks import translation
+from elman import cli
+from elman import config as config_lib
+from elman.tasks.translation import task as translation
 from tests.conftest import ROOT, run_elman
 
 SUBJECTS = {"i": "我", "you": "你", "he": "他", "she": "她"}
@@ -169,7 +169,7 @@ def test_compiled_training_step_and_masked_token_accuracy(attention):
     import keras
     import numpy as np
 
-    from models.seq2seq_translator import Seq2SeqTranslator
+    from elman.models.seq2seq_translator import Seq2SeqTranslator
 
     keras.utils.set_random_seed(0)
     model = Seq2SeqTranslator(9, 8, embedding_dim=4, units=4, attention=attention)
@@ -226,7 +226,7 @@ def test_word_level_text_glues_punctuation_by_language():
 def test_graph_caps_equal_decoding_caps():
     import numpy as np
 
-    from pipelines.stages.decoding import length_caps
+    from elman.tasks.translation.decoding import length_caps
 
     rng = np.random.default_rng(0)
     source = rng.integers(0, 5, size=(50, 23)).astype(np.int32)

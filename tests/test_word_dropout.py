@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from models.sequence_tagger import SequenceTagger
-from models.word_dropout import WordDropout
+from elman.models.sequence_tagger import SequenceTagger
+from elman.models.word_dropout import WordDropout
 
 
 def test_word_dropout_replaces_words_only_while_training():

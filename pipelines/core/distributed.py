@@ -15,7 +15,7 @@ finish (`worker_dirs`).
 with its own TF_CONFIG, waits for them with a deadline and stops them by process id.
 Run it as a program to try multi-worker training on one machine:
 
-    python -m pipelines.stages.distributed --workers 2 -- \\
+    python -m elman.core.distributed --workers 2 -- \\
         elman train sentiment --strategy multi-worker --out runs/sentiment/mw
 """
 
@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pipelines.errors import UserError
+from elman.errors import UserError
 
 
 def free_ports(count, host="127.0.0.1"):
@@ -195,9 +195,9 @@ def launch(argv, workers=2, deadline_s=600.0, log_dir=None, env=None, cwd=None,
 
 
 def main(argv=None):
-    """`python -m pipelines.stages.distributed --workers N [--deadline S] -- COMMAND ...`"""
+    """`python -m elman.core.distributed --workers N [--deadline S] -- COMMAND ...`"""
     parser = argparse.ArgumentParser(
-        prog="python -m pipelines.stages.distributed",
+        prog="python -m elman.core.distributed",
         description="Run a command as N multi-worker processes on this machine.")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--deadline", type=float, default=3600.0, help="seconds")

@@ -19,7 +19,7 @@ import math
 import sys
 from pathlib import Path
 
-from pipelines.stages.html import render_html, write_bytes_atomic, write_text_atomic
+from elman.core.html import render_html, write_bytes_atomic, write_text_atomic
 
 CELLS = ("rnn", "lstm", "gru")
 TABLE_DISTANCES = (0, 1, 2, 5, 10, 20, 50, 100)

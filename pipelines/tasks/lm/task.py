@@ -19,10 +19,10 @@ import os
 import time
 from pathlib import Path
 
-from pipelines import config as config_lib
-from pipelines.errors import UserError
-from pipelines.stages import report as rep
-from pipelines.stages.html import write_text_atomic
+from elman import config as config_lib
+from elman.errors import UserError
+from elman.core import report as rep
+from elman.core.html import write_text_atomic
 
 TASK = "lm"
 VOCABULARY_FILE = "vocabulary.json"
@@ -175,7 +175,7 @@ def _sha256(path):
 
 
 def _tokenize(lines, text_cfg):
-    from pipelines.stages.lm_data import tokenize_lines
+    from elman.tasks.lm.data import tokenize_lines
 
     return tokenize_lines(lines, level=text_cfg.level, lowercase=text_cfg.lowercase,
                           unit=text_cfg.unit)
@@ -187,7 +187,7 @@ def load_splits(cfg):
     Returns:
         dict name → TextSplit for "train", "validation" and, when given, "test".
     """
-    from pipelines.stages.lm_data import read_text_lines
+    from elman.tasks.lm.data import read_text_lines
 
     if not cfg.data.train:
         raise UserError("give a training text file: --data FILE (or data.train in the config)")
@@ -233,7 +233,7 @@ def load_splits(cfg):
 
 def encode_stream(tokens, vocabulary):
     """Token stream → ids, with an `<eol>` first so that the first token is predicted too."""
-    from pipelines.stages.lm_data import EOL_TOKEN, encode_tokens
+    from elman.tasks.lm.data import EOL_TOKEN, encode_tokens
 
     return encode_tokens([EOL_TOKEN] + list(tokens), vocabulary)
 
@@ -243,7 +243,7 @@ def encode_prefix(text, text_cfg, vocabulary):
 
     The text gets no `<eol>` at its end: generation continues the line.
     """
-    from pipelines.stages.lm_data import EOL_TOKEN, encode_tokens
+    from elman.tasks.lm.data import EOL_TOKEN, encode_tokens
 
     tokens = _tokenize([text], text_cfg)[:-1] if text.strip() else []
     return tokens, encode_tokens([EOL_TOKEN] + tokens, vocabulary)
@@ -251,7 +251,7 @@ def encode_prefix(text, text_cfg, vocabulary):
 
 def detokenize(tokens, level):
     """Tokens → text: characters joined directly, words by spaces; `<eol>` becomes a newline."""
-    from pipelines.stages.lm_data import EOL_TOKEN
+    from elman.tasks.lm.data import EOL_TOKEN
 
     lines, current = [], []
     for token in tokens:
@@ -295,7 +295,7 @@ def _saved_config(run_dir):
 
 
 def _build_model(cfg, vocabulary_size, stateful):
-    from models.language_model import LanguageModel
+    from elman.models.language_model import LanguageModel
 
     return LanguageModel(vocabulary_size, embedding_dim=cfg.model.embedding_dim,
                          cell=cfg.model.cell, units=cfg.model.units,
@@ -304,7 +304,7 @@ def _build_model(cfg, vocabulary_size, stateful):
 
 
 def _eval_dataset(ids, batch_size):
-    from pipelines.stages.lm_data import make_tbptt_dataset
+    from elman.tasks.lm.data import make_tbptt_dataset
 
     return make_tbptt_dataset(ids, max(1, min(batch_size, len(ids) - 1)), EVAL_CHUNK)
 
@@ -317,7 +317,7 @@ def _exp(nats):
 def _perplexity_callback(val_dataset, committer):
     import keras
 
-    from pipelines.stages.generation import mean_cross_entropy
+    from elman.tasks.lm.generation import mean_cross_entropy
 
     class ValidationPerplexity(keras.callbacks.Callback):
         """Adds perplexity (exp of the running loss) and the exact validation scores to the logs.
@@ -347,7 +347,7 @@ def fit_tbptt(build_and_compile, train_dataset, val_dataset, train_tokens, cfg, 
               resume=False, log=print, tensorboard=True):
     """Stateful TBPTT training with the house guarantees; returns a `TrainResult`.
 
-    Same commit protocol as `pipelines.stages.train.fit` (its epoch committer):
+    Same commit protocol as `elman.core.train.fit` (its epoch committer):
     each epoch's model, the best weights by validation perplexity and
     `checkpoints/state.json` are written atomically, `logs/training.csv` is
     rewritten, early stopping after `cfg.patience` epochs without improvement,
@@ -370,8 +370,8 @@ def fit_tbptt(build_and_compile, train_dataset, val_dataset, train_tokens, cfg, 
     """
     import keras
 
-    from pipelines.stages import runtime
-    from pipelines.stages.train import TrainResult, _EpochCommitter, _seed_variables, read_state
+    from elman.core import runtime
+    from elman.core.train import TrainResult, _EpochCommitter, _seed_variables, read_state
 
     run_dir = Path(run_dir)
     ckpt_dir = run_dir / "checkpoints"
@@ -382,7 +382,7 @@ def fit_tbptt(build_and_compile, train_dataset, val_dataset, train_tokens, cfg, 
         raise UserError("nothing to resume: no completed epoch in this run folder",
                         path=ckpt_dir)
     if state is not None:
-        import models.language_model  # noqa: F401  (registers LanguageModel)
+        import elman.models.language_model  # noqa: F401  (registers LanguageModel)
 
         model = keras.saving.load_model(ckpt_dir / state["files"]["model"], safe_mode=True)
         seeds = _seed_variables(model)
@@ -459,8 +459,8 @@ def _samples(model, cfg, vocabulary, splits):
     """Greedy and sampled continuations of prefixes from the validation text."""
     import numpy as np
 
-    from pipelines.stages.generation import generate, generate_naive
-    from pipelines.stages.lm_data import EOL_TOKEN, decode_ids, encode_tokens
+    from elman.tasks.lm.generation import generate, generate_naive
+    from elman.tasks.lm.data import EOL_TOKEN, decode_ids, encode_tokens
 
     prefix_length, length = _sample_settings(cfg)
     stream = splits["validation"].tokens
@@ -491,7 +491,7 @@ def _samples(model, cfg, vocabulary, splits):
 
 
 def _split_stats(split, vocabulary):
-    from pipelines.stages.lm_data import EOL_TOKEN
+    from elman.tasks.lm.data import EOL_TOKEN
 
     known = set(vocabulary[2:])
     tokens = split.tokens
@@ -503,7 +503,7 @@ def _split_stats(split, vocabulary):
 
 
 def _score(model, ids, batch_size, level):
-    from pipelines.stages.generation import mean_cross_entropy
+    from elman.tasks.lm.generation import mean_cross_entropy
 
     nats = mean_cross_entropy(model, _eval_dataset(ids, batch_size), carry_states=True)
     scores = {"cross_entropy": nats, "perplexity": _exp(nats),
@@ -559,8 +559,9 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
 
     import keras
 
-    from pipelines.stages import runs, runtime
-    from pipelines.stages.lm_data import build_vocabulary, make_tbptt_dataset
+    from elman.core import runs
+    from elman.core import runtime
+    from elman.tasks.lm.data import build_vocabulary, make_tbptt_dataset
 
     run_dir, report_dir = Path(run_dir), Path(report_dir)
     runtime.configure(cfg.train, log)
@@ -590,7 +591,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     def build_and_compile():
         model = _build_model(cfg, len(vocabulary), stateful=True)
         model.build((None, None))
-        from pipelines.stages.train import adam
+        from elman.core.train import adam
         model.compile(
             optimizer=adam(cfg.train),
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0))
@@ -658,8 +659,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         _data_section(cfg, splits, stats, vocabulary, train_counts),
     ])
     if diagnose:
-        from pipelines.stages.diagnostics import (gradient_flow, gradient_flow_markdown,
-                                                  plot_gradient_flow)
+        from elman.core.diagnostics import gradient_flow, gradient_flow_markdown, plot_gradient_flow
 
         flow = gradient_flow(units=cfg.model.units, seed=cfg.train.seed)
         plot_gradient_flow(flow, report_dir / "gradient_flow.png")
@@ -694,7 +694,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
 
 
 def _load_run(run_dir):
-    from pipelines.stages import runs
+    from elman.core import runs
 
     runs.read_run(run_dir, TASK)
     cfg = _saved_config(run_dir)
@@ -714,8 +714,8 @@ def generate_text(run_dir, prefix, length, temperature=0.0, seed=0):
         The text is the tokenized prefix followed by the continuation, joined as
         `detokenize` does (no spaces at character level, spaces at word level).
     """
-    from pipelines.stages.generation import generate
-    from pipelines.stages.lm_data import decode_ids
+    from elman.tasks.lm.generation import generate
+    from elman.tasks.lm.data import decode_ids
 
     if isinstance(length, bool) or not isinstance(length, int) or length < 0:
         raise UserError(f"--length must be an integer >= 0; got {length!r}")
@@ -781,10 +781,10 @@ def predict_cli(run_dir, texts, args):
 
 def evaluate(run_dir, cfg_overrides, report_root=None, log=print):
     """Perplexity of a saved run on a text file (default: the run's test, else validation file)."""
-    from pipelines.stages.evaluate import EvalResult
-    from pipelines.stages.lm_data import read_text_lines
+    from elman.core.evaluate import EvalResult
+    from elman.tasks.lm.data import read_text_lines
 
-    from pipelines.stages import runs
+    from elman.core import runs
 
     runs.read_run(run_dir, TASK)
     saved = _saved_config(run_dir)
@@ -824,9 +824,9 @@ def benchmark(quick=False, length=200, log=print, demo_run=None):
     """
     import numpy as np
 
-    from models.language_model import LanguageModel
-    from pipelines.stages.generation import benchmark_generation
-    from pipelines.stages.lm_data import load_token_stream
+    from elman.models.language_model import LanguageModel
+    from elman.tasks.lm.generation import benchmark_generation
+    from elman.tasks.lm.data import load_token_stream
 
     root = Path(__file__).resolve().parents[2]
     cfg = config_lib.load_config(TASK)
@@ -836,7 +836,7 @@ def benchmark(quick=False, length=200, log=print, demo_run=None):
         _, vocabulary, model = _load_run(demo)
         label = f"demo model ({demo}, trained)"
     except UserError:
-        from pipelines.stages.lm_data import build_vocabulary
+        from elman.tasks.lm.data import build_vocabulary
 
         vocabulary = build_vocabulary(load_token_stream(root / cfg.data.train,
                                                         level=cfg.text.level,

@@ -5,8 +5,8 @@ import dataclasses
 import keras
 import numpy as np
 
-from pipelines.errors import UserError
-from pipelines.stages.data import read_text_file
+from elman.errors import UserError
+from elman.core.data import read_text_file
 
 
 @dataclasses.dataclass

@@ -31,7 +31,7 @@ def _lengths():
     """Real sentence lengths: SST-2 train if present, else the English toy reviews."""
     import numpy as np
 
-    from pipelines.bench import ROOT
+    from elman.bench.suite import ROOT
 
     sst = ROOT / "../shared/data/sst2/train.txt"
     if sst.is_file():
@@ -63,15 +63,15 @@ def measure_training(kind, lengths, seconds=15.0, batch=32, mixed=None):
     import keras
     import tensorflow as tf
 
-    from pipelines.bench import _batch_clock, _steady_rate, _warm_up_plan
-    from pipelines.stages.batching import dataset_from_plan, plan_epoch
+    from elman.bench.suite import _batch_clock, _steady_rate, _warm_up_plan
+    from elman.core.batching import dataset_from_plan, plan_epoch
 
     keras.mixed_precision.set_global_policy(mixed or "float32")
     keras.utils.set_random_seed(1)
     vocab = 20000
     ids, rng = _synthetic(lengths, vocab)
     if kind == "sentiment":
-        from models.sentiment_classifier import SentimentClassifier
+        from elman.models.sentiment_classifier import SentimentClassifier
 
         model = SentimentClassifier(vocab, 2, embedding_dim=128, units=128, pooling="max",
                                     dropout=0.5, head_dropout=0.5)
@@ -80,7 +80,7 @@ def measure_training(kind, lengths, seconds=15.0, batch=32, mixed=None):
         y = tf.constant(rng.integers(0, 2, len(lengths)), tf.int32)
         desc = "SentimentClassifier: embedding 128, BiLSTM(128), max pooling, batch 32"
     else:
-        from models.sequence_tagger import SequenceTagger
+        from elman.models.sequence_tagger import SequenceTagger
 
         model = SequenceTagger(vocab, 9, embedding_dim=100, units=100, dropout=0.5)
         model.compile(optimizer=keras.optimizers.Adam(1e-3, global_clipnorm=1.0))
@@ -162,7 +162,7 @@ def check_mixed_precision():
     import numpy as np
     import tensorflow as tf
 
-    from models.sentiment_classifier import SentimentClassifier
+    from elman.models.sentiment_classifier import SentimentClassifier
 
     out = {}
     rng = np.random.default_rng(0)
@@ -228,7 +228,7 @@ def environment():
 def _cpu_child(seconds):
     """Runs the CPU measurements in a child process that sees no GPU."""
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3")
-    done = subprocess.run([sys.executable, "-m", "pipelines.gpu_check", "--cpu-child",
+    done = subprocess.run([sys.executable, "-m", "elman.bench.gpu_check", "--cpu-child",
                            str(seconds)], capture_output=True, text=True, env=env,
                           timeout=600, cwd=str(Path(__file__).resolve().parents[1]))
     for line in reversed(done.stdout.splitlines()):

@@ -5,10 +5,10 @@ import datetime
 import json
 from pathlib import Path
 
-from pipelines import config as config_lib
-from pipelines.errors import UserError
-from pipelines.stages import report as rep
-from pipelines.stages.html import write_text_atomic
+from elman import config as config_lib
+from elman.errors import UserError
+from elman.core import report as rep
+from elman.core.html import write_text_atomic
 
 TASK = "sentiment"
 
@@ -25,7 +25,7 @@ def _ids(tokenizer, texts):
 def classifier_from_config(cfg, vocabulary_size, num_classes, char_vocabulary_size=0,
                            embeddings_initializer="uniform", name="sentiment_classifier"):
     """The SentimentClassifier a SentimentConfig describes (not compiled)."""
-    from models.sentiment_classifier import SentimentClassifier
+    from elman.models.sentiment_classifier import SentimentClassifier
 
     e, h = cfg.encoder, cfg.head
     return SentimentClassifier(
@@ -73,9 +73,9 @@ def _pretrain(cfg, member_cfg, corpus, encoded, vocabulary_size, initializer, pr
     """
     import keras
 
-    from models.masked_word_pretrainer import MaskedWordPretrainer
-    from pipelines.stages.batching import dataset_from_plan, plan_eval
-    from pipelines.stages.train import adam, fit, read_state
+    from elman.models.masked_word_pretrainer import MaskedWordPretrainer
+    from elman.core.batching import dataset_from_plan, plan_eval
+    from elman.core.train import adam, fit, read_state
 
     p, e = cfg.pretrain, cfg.encoder
     train_cfg = dataclasses.replace(member_cfg, epochs=p.epochs, batch_size=p.batch_size,
@@ -108,8 +108,8 @@ def _pretraining_texts(cfg):
     The record (source, SHA-256, counts) goes to the report; ([], None) when there is
     no such file. Blank lines are skipped and counted.
     """
-    from pipelines.stages.data import sha256_of
-    from pipelines.stages.lm_data import read_text_lines
+    from elman.core.data import sha256_of
+    from elman.tasks.lm.data import read_text_lines
 
     if cfg.pretrain.epochs and cfg.chars.features != "none":
         raise UserError("pretrain.epochs needs chars.features = \"none\" (a hidden word's "
@@ -193,7 +193,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     Returns None, having written no model or report, when train.max_minutes stops the
     run inside pretraining (`resume=True` continues it).
     """
-    from pipelines.stages import data as data_stage
+    from elman.core import data as data_stage
 
     if cfg.embedding.adversarial and cfg.train.strategy == "multi-worker":
         raise UserError("embedding.adversarial is not available with train.strategy "
@@ -205,13 +205,13 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     import numpy as np
     import tensorflow as tf
 
-    from pipelines.stages import runtime, runs
-    from pipelines.stages.batching import dataset_from_plan, plan_eval
-    from pipelines.stages.embed import read_pretrained
-    from pipelines.stages.evaluate import classification_result
-    from pipelines.stages.tokenize import (TextTokenizer, char_ids_from_config, fit_char_ids,
-                                           fit_vocabulary, token_stats)
-    from pipelines.stages.train import fit, read_state
+    from elman.core import runtime
+    from elman.core import runs
+    from elman.core.batching import dataset_from_plan, plan_eval
+    from elman.core.embed import read_pretrained
+    from elman.core.evaluate import classification_result
+    from elman.text.tokenize import TextTokenizer, char_ids_from_config, fit_char_ids, fit_vocabulary, token_stats
+    from elman.core.train import fit, read_state
 
     run_dir, report_dir = Path(run_dir), Path(report_dir)
     strategy = runtime.configure(cfg.train, log)
@@ -270,10 +270,10 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
             cfg, tokenizer.vocabulary_size, len(labels),
             char_layer.vocabulary_size if char_layer else 0, initializer, member_name)
         if pretrained is not None:
-            from models.masked_word_pretrainer import transfer_weights
+            from elman.models.masked_word_pretrainer import transfer_weights
 
             transfer_weights(pretrained.model, model, cfg.pretrain.transfer.split("-"))
-        from pipelines.stages.train import adam
+        from elman.core.train import adam
         model.compile(
             optimizer=adam(cfg.train),
             loss="sparse_categorical_crossentropy", metrics=["accuracy"])
@@ -423,8 +423,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         _data_section(splits, stats, labels, coverage),
     ])
     if diagnose:
-        from pipelines.stages.diagnostics import (gradient_flow, gradient_flow_markdown,
-                                                  plot_gradient_flow)
+        from elman.core.diagnostics import gradient_flow, gradient_flow_markdown, plot_gradient_flow
 
         flow = gradient_flow(units=cfg.encoder.units, seed=cfg.train.seed)
         plot_gradient_flow(flow, report_dir / "gradient_flow.png")
@@ -464,7 +463,7 @@ def predict(run_dir, texts):
     import numpy as np
     import tensorflow as tf
 
-    from pipelines.stages import runs
+    from elman.core import runs
 
     info = runs.read_run(run_dir, TASK)
     for i, text in enumerate(texts, start=1):
@@ -477,9 +476,9 @@ def predict(run_dir, texts):
 
 def evaluate(run_dir, cfg_overrides, report_root=None, log=print):
     """Scores a saved run on a labelled file; returns the EvalResult."""
-    from pipelines.stages import data as data_stage
-    from pipelines.stages import runs
-    from pipelines.stages.evaluate import classification_result
+    from elman.core import data as data_stage
+    from elman.core import runs
+    from elman.core.evaluate import classification_result
 
     info = runs.read_run(run_dir, TASK)
     saved = json.loads((Path(run_dir) / "config.json").read_text(encoding="utf-8"))

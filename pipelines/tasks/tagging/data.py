@@ -26,8 +26,8 @@ import json
 import re
 from pathlib import Path
 
-from pipelines.errors import UserError
-from pipelines.stages import tag_schemes
+from elman.errors import UserError
+from elman.tasks.tagging import schemes as tag_schemes
 
 FORMATS = ("conll", "conllu", "jsonl")
 EXTENSIONS = {

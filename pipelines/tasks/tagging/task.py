@@ -29,12 +29,12 @@ import weakref
 from collections import Counter
 from pathlib import Path
 
-from pipelines import config as config_lib
-from pipelines.config import EncoderConfig, TrainConfig
-from pipelines.errors import UserError
-from pipelines.stages import report as rep
-from pipelines.stages import tag_schemes
-from pipelines.stages.html import write_text_atomic
+from elman import config as config_lib
+from elman.config import EncoderConfig, TrainConfig
+from elman.errors import UserError
+from elman.core import report as rep
+from elman.tasks.tagging import schemes as tag_schemes
+from elman.core.html import write_text_atomic
 
 TASK = "tagging"
 PAD, OOV = "", "[UNK]"
@@ -177,7 +177,7 @@ def _cli_hint(error):
 
 
 def _format_of(data, path):
-    from pipelines.stages import tagging_data
+    from elman.tasks.tagging import data as tagging_data
 
     if path.startswith("hub:"):
         return "hub"
@@ -221,7 +221,7 @@ def _load_dataset_object(data, path):
         except Exception as err:  # FileNotFoundError, ValueError from datasets
             raise UserError(f"not a saved Hugging Face dataset folder: {err}",
                             path=path) from None
-    from pipelines.stages.data import hub_offline
+    from elman.core.data import hub_offline
 
     name = path[4:]
     offline = hub_offline()
@@ -239,7 +239,7 @@ def _load_dataset_object(data, path):
 
 def _read_any(data, source, scheme, stats, split=None, loaded=None, name="train"):
     """Reads one split with the reader its format needs; returns the sentences."""
-    from pipelines.stages import tagging_data
+    from elman.tasks.tagging import data as tagging_data
 
     fmt = _format_of(data, source)
     repair = data.repair_bio
@@ -283,7 +283,7 @@ def _decide_scheme(data, source, loaded=None, split=None):
 
 
 def _sha256(source):
-    from pipelines.stages.data import sha256_of
+    from elman.core.data import sha256_of
 
     path = Path(source)
     return sha256_of(path) if path.is_file() else ""
@@ -567,7 +567,7 @@ def predict_tag_ids(model, features, lengths, batch_size=256):
     """
     import numpy as np
 
-    from pipelines.stages.batching import dataset_from_plan, plan_eval
+    from elman.core.batching import dataset_from_plan, plan_eval
 
     plan = plan_eval(lengths, batch_size)
     out = [None] * len(lengths)
@@ -597,7 +597,7 @@ def build_model(cfg, vocab):
     """A compiled SequenceTagger for the config and vocabularies."""
     import keras
 
-    from models.sequence_tagger import SequenceTagger
+    from elman.models.sequence_tagger import SequenceTagger
 
     chars = cfg.chars.features
     model = SequenceTagger(
@@ -611,7 +611,7 @@ def build_model(cfg, vocab):
         tag_names=vocab.tags, constraint=_constraint(cfg, vocab),
         embedding_trainable=cfg.embedding.trainable, word_dropout=cfg.embedding.word_dropout,
         name="sequence_tagger")
-    from pipelines.stages.train import adam
+    from elman.core.train import adam
     model.compile(
         optimizer=adam(cfg.train),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
@@ -641,7 +641,7 @@ class Tagger:
     """
 
     def __init__(self, run_dir):
-        from pipelines.stages import runs
+        from elman.core import runs
 
         runs.read_run(run_dir, TASK)
         self.run_dir = Path(run_dir)
@@ -713,7 +713,7 @@ def predict(run_dir, texts):
     Returns:
         list of dicts {"text", "tokens", "tags" (the input's scheme), "entities"}.
     """
-    from pipelines.stages.tagging_data import split_raw_text
+    from elman.tasks.tagging.data import split_raw_text
 
     token_lists = []
     for i, text in enumerate(texts, start=1):
@@ -803,8 +803,8 @@ def score_split(split_name, sentences, predicted_bio, scheme):
         predicted_bio: list of lists of str, predicted tags (BIO for entity tags).
         scheme: str, the input scheme ("BIO", "IOB1", "BIOES") or "none".
     """
-    from pipelines.stages.evaluate import EvalResult
-    from pipelines.stages.tagging_metrics import entity_errors, evaluate_tagging
+    from elman.core.evaluate import EvalResult
+    from elman.tasks.tagging.metrics import entity_errors, evaluate_tagging
 
     tokens = [s["tokens"] for s in sentences]
     gold = [to_output(s["tags"], scheme) for s in sentences]
@@ -1055,9 +1055,10 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     """Trains, evaluates, saves and reports one tagging run; returns metrics.json's dict."""
     _check_config(cfg)
     splits, scheme = load_splits(cfg.data, cfg.train.seed)  # fail fast, before TensorFlow
-    from pipelines.stages import runtime, runs
-    from pipelines.stages.batching import dataset_from_plan, plan_eval
-    from pipelines.stages.train import fit
+    from elman.core import runtime
+    from elman.core import runs
+    from elman.core.batching import dataset_from_plan, plan_eval
+    from elman.core.train import fit
 
     run_dir, report_dir = Path(run_dir), Path(report_dir)
     vocab, counts = build_vocabularies(cfg, splits["train"].sentences, scheme)
@@ -1079,7 +1080,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
         encoded[name] = encode(vocab, split.tokens, with_chars, split.tags)
     coverage = matrix = None
     if cfg.embedding.pretrained:
-        from pipelines.stages.embed import read_pretrained
+        from elman.core.embed import read_pretrained
 
         matrix, coverage = read_pretrained(cfg.embedding.pretrained, vocab.words,
                                            cfg.embedding.dim, cfg.train.seed)
@@ -1149,8 +1150,7 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
                     "`conlleval`; `predictions.tsv` has one row per sentence.")
     body = "\n\n".join(summary + sections + [data_md])
     if diagnose:
-        from pipelines.stages.diagnostics import (gradient_flow, gradient_flow_markdown,
-                                                  plot_gradient_flow)
+        from elman.core.diagnostics import gradient_flow, gradient_flow_markdown, plot_gradient_flow
 
         flow = gradient_flow(units=cfg.encoder.units, seed=cfg.train.seed)
         plot_gradient_flow(flow, report_dir / "gradient_flow.png")
@@ -1197,7 +1197,7 @@ def evaluate(run_dir, cfg_overrides, report_root=None, log=print):
     (the tag column or key). Tags the model never saw are scored, not refused.
     Returns the EvalResult.
     """
-    from pipelines.stages import runs
+    from elman.core import runs
 
     runs.read_run(run_dir, TASK)
     saved = json.loads((Path(run_dir) / "config.json").read_text(encoding="utf-8"))
@@ -1237,7 +1237,7 @@ def evaluate(run_dir, cfg_overrides, report_root=None, log=print):
 def _bench_one(cfg, splits, scheme, head, train_steps, log):
     import keras
 
-    from pipelines.stages.batching import dataset_from_plan, plan_epoch
+    from elman.core.batching import dataset_from_plan, plan_epoch
 
     cfg = config_lib.load_config(TASK, None, [f"head.type={head}"], extra=config_lib.to_dict(cfg))
     keras.utils.set_random_seed(cfg.train.seed)
@@ -1292,7 +1292,7 @@ def benchmark(quick=False, log=print):
         dict with "machine" and "datasets": name → {"rows": [one per head],
         "crf_over_softmax": {"train": ratio, "tag": ratio}} (or {"skipped": why}).
     """
-    from pipelines.stages import runtime
+    from elman.core import runtime
 
     presets = [("toy-en", "default", 40)]
     if not quick:

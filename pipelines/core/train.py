@@ -19,9 +19,9 @@ from pathlib import Path
 import keras
 import numpy as np
 
-from pipelines.errors import UserError
-from pipelines.stages.batching import dataset_from_plan, plan_epoch
-from pipelines.stages.html import write_text_atomic
+from elman.errors import UserError
+from elman.core.batching import dataset_from_plan, plan_epoch
+from elman.core.html import write_text_atomic
 
 STATE = "state.json"
 
@@ -237,8 +237,8 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
         strategy: tf.distribute.Strategy to build under, or None.
         chief: bool, whether this process writes files. With a multi-worker strategy
             every worker writes its own run_dir (a temporary one on non-chief workers,
-            see pipelines.stages.distributed.worker_dirs) and the epochs run in
-            pipelines.stages.multi_worker.fit_epochs instead of model.fit.
+            see elman.core.distributed.worker_dirs) and the epochs run in
+            elman.core.multi_worker.fit_epochs instead of model.fit.
         log: callable for progress messages.
         tensorboard: bool, write TensorBoard logs. Default True.
         custom_objects: dict passed to load_model on resume (registered classes
@@ -257,7 +257,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                         path=ckpt_dir)
     with scope:
         if state is not None:
-            import models
+            from elman import models
 
             models.import_all()  # registers elman's layers for the checkpoint's config
             model = keras.saving.load_model(ckpt_dir / state["files"]["model"], safe_mode=True,
@@ -278,7 +278,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                 _STEPS_PER_EPOCH.reset(token)
             state = {"epoch": 0, "best": None, "best_epoch": 0, "wait": 0, "history": {},
                      "stopped_early": False, "files": {}}
-    from pipelines.stages import runtime
+    from elman.core import runtime
 
     multi_worker = strategy is not None and runtime.is_multi_worker(strategy)
     runtime.cudnn_report(model, lengths, log)  # says when a setting disables cuDNN
@@ -299,7 +299,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                                                          write_graph=False))
         began = time.perf_counter()
         if multi_worker:  # model.fit is broken under MultiWorkerMirroredStrategy (Keras 3)
-            from pipelines.stages.multi_worker import fit_epochs
+            from elman.core.multi_worker import fit_epochs
 
             fit_epochs(model, strategy, dataset, steps, start, cfg.epochs, validation,
                        epoch_callbacks, log, run_dir / "logs" / "tb" if tensorboard else None)

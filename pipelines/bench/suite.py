@@ -34,9 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MAXLEN = 200  # the reference pipeline's fixed length (the common examples' choice)
-TASK_MODULES = (("tagging", "pipelines.tasks.tagging"),
-                ("translation", "pipelines.tasks.translation"),
-                ("lm", "pipelines.tasks.language_model"))
+TASK_MODULES = (("tagging", "elman.tasks.tagging.task"),
+                ("translation", "elman.tasks.translation.task"),
+                ("lm", "elman.tasks.lm.task"))
 
 
 # ---------------------------------------------------------------- machine facts
@@ -95,8 +95,8 @@ def load_sentiment(preset):
     """(config, splits) of a sentiment preset, or (config, None) when its data is absent."""
     import dataclasses
 
-    from pipelines import config as config_lib
-    from pipelines.stages import data as data_stage
+    from elman import config as config_lib
+    from elman.core import data as data_stage
 
     cfg = config_lib.load_config("sentiment", config_lib.preset_path("sentiment", preset))
     data = cfg.data
@@ -109,7 +109,7 @@ def load_sentiment(preset):
 
 
 def _encode(tokenizer, texts):
-    from pipelines.tasks.sentiment import _ids
+    from elman.tasks.sentiment.task import _ids
 
     ids = _ids(tokenizer, texts)
     return ids, ids.row_lengths().numpy()
@@ -140,7 +140,7 @@ def _warm_up_plan(lengths, batch):
     batch; without the short one, an epoch's last (smaller) batch retraces inside
     the timed run.
     """
-    from pipelines.stages.batching import plan_epoch
+    from elman.core.batching import plan_epoch
 
     plan = plan_epoch(lengths, batch, 1, 99)
     return plan[:4] + [plan[4][: max(len(plan[4]) // 2, 1)], plan[5][:1]]
@@ -205,7 +205,7 @@ def _ours(vocab, embedding_dim, units, hidden, pooling="last", dropout=0.0, head
           cell="lstm"):
     import keras
 
-    from models.sentiment_classifier import SentimentClassifier
+    from elman.models.sentiment_classifier import SentimentClassifier
 
     model = SentimentClassifier(vocab, 2, embedding_dim=embedding_dim, cell=cell, units=units,
                                 dropout=dropout, pooling=pooling, hidden=hidden,
@@ -238,7 +238,7 @@ def pipeline_vs_reference(ids, labels, lengths, vocab, rounds, ref_batches, dims
     import numpy as np
     import tensorflow as tf
 
-    from pipelines.stages.batching import dataset_from_plan, plan_epoch
+    from elman.core.batching import dataset_from_plan, plan_epoch
 
     embedding_dim, units, hidden, batch = dims
     y = tf.constant(labels, tf.int32)
@@ -309,7 +309,7 @@ def input_pipeline_share(model, ids, labels, lengths, batch, passes, max_batches
     import numpy as np
     import tensorflow as tf
 
-    from pipelines.stages.batching import dataset_from_plan, plan_epoch
+    from elman.core.batching import dataset_from_plan, plan_epoch
 
     y = tf.constant(labels, tf.int32)
     plan = plan_epoch(lengths, batch, seed, 7)[:max_batches]
@@ -458,9 +458,9 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
     import numpy as np
     import tensorflow as tf
 
-    from pipelines.stages.batching import dataset_from_plan, plan_epoch
-    from pipelines.stages.tokenize import fit_char_ids, fit_vocabulary
-    from pipelines.tasks.sentiment import _ids, build_inference_model, classifier_from_config
+    from elman.core.batching import dataset_from_plan, plan_epoch
+    from elman.text.tokenize import fit_char_ids, fit_vocabulary
+    from elman.tasks.sentiment.task import _ids, build_inference_model, classifier_from_config
 
     train = splits["train"]
     tokenizer = fit_vocabulary(cfg.tokenizer, train.texts)
@@ -625,7 +625,7 @@ def table(result):
 def run_bench(args):
     """`elman bench [--quick] [--gpu] [--out DIR]`; returns the exit code."""
     if getattr(args, "gpu", False):
-        from pipelines import gpu_check
+        from elman.bench import gpu_check
 
         return gpu_check.main(out_dir=getattr(args, "out", None))
     quick = bool(getattr(args, "quick", False))
@@ -633,13 +633,13 @@ def run_bench(args):
     log = print
     began = time.perf_counter()
 
-    from pipelines.config import TrainConfig
-    from pipelines.stages import runtime
+    from elman.config import TrainConfig
+    from elman.core import runtime
 
     runtime.configure(TrainConfig(), log=log)  # threads, seeds, determinism: as in training
     import numpy as np
 
-    from pipelines.stages.tokenize import fit_vocabulary
+    from elman.text.tokenize import fit_vocabulary
 
     result = {"quick": quick, "machine": machine_facts(), "skipped": {}}
     toy_cfg, toy = load_sentiment("default")
@@ -692,7 +692,7 @@ def run_bench(args):
     result["seconds"] = round(time.perf_counter() - began, 1)
     result = _jsonable(result)
     out_dir.mkdir(parents=True, exist_ok=True)
-    from pipelines.stages.html import write_text_atomic
+    from elman.core.html import write_text_atomic
 
     write_text_atomic(out_dir / "bench.json", json.dumps(result, indent=1, sort_keys=True) + "\n")
     text = table(result)

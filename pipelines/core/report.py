@@ -14,7 +14,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from pipelines.stages.html import render_html, write_bytes_atomic, write_text_atomic
+from elman.core.html import render_html, write_bytes_atomic, write_text_atomic
 
 PACKAGES = ("tensorflow", "keras", "numpy", "datasets", "pandas", "scikit-learn",
             "matplotlib", "seqeval", "sacrebleu")

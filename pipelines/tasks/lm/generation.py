@@ -1,4 +1,4 @@
-"""Text generation and language-model scores for `models.language_model.LanguageModel`.
+"""Text generation and language-model scores for `elman.models.language_model.LanguageModel`.
 
 `generate` is the default: it runs the prefix through the model once, then feeds
 one token at a time while carrying the recurrent state, inside one compiled

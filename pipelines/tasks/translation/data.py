@@ -6,7 +6,7 @@ Every reader returns a list of `{"source": str, "target": str, "where": str}`, w
 of surrounding whitespace.
 
 A malformed row (wrong number of columns, invalid JSON, a missing key, a side that is
-empty) raises `pipelines.errors.UserError` naming the file and line. With
+empty) raises `elman.errors.UserError` naming the file and line. With
 `skip_bad_rows=True` it is skipped instead, and counted: pass a dict as `counts` and it
 receives `counts["bad_rows"]` (the number skipped) and `counts["bad_row_examples"]` (up
 to 10 `"where: reason"` strings). Problems with a whole file (missing, a directory, not
@@ -17,7 +17,7 @@ import json
 import logging
 import pathlib
 
-from pipelines.errors import UserError
+from elman.errors import UserError
 
 logger = logging.getLogger(__name__)
 

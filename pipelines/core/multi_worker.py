@@ -1,7 +1,7 @@
 """The training loop used with `--strategy multi-worker`.
 
 `model.fit` under `tf.distribute.MultiWorkerMirroredStrategy` is broken in Keras 3
-(keras-team/keras#20585), so `pipelines.stages.train.fit` runs the epochs with this
+(keras-team/keras#20585), so `elman.core.train.fit` runs the epochs with this
 loop instead: the same planned batches, the same callbacks (per-epoch commit, best
 weights, early stopping, NaN stop), so resume and reports work as with `fit`.
 

@@ -25,7 +25,7 @@ import dataclasses
 from collections import Counter
 from fractions import Fraction
 
-from pipelines.stages.tag_schemes import bio_spans
+from elman.tasks.tagging.schemes import bio_spans
 
 
 def _ratio(numerator, denominator):

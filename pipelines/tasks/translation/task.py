@@ -3,7 +3,7 @@
 `train` reads the pairs (TSV, two aligned files, JSONL or a Hugging Face dataset),
 filters and de-duplicates the training pairs (counted in the report), fits one
 tokenizer per side on train only (the target one with the reserved start and end
-tokens), trains `models.seq2seq_translator.Seq2SeqTranslator` with teacher forcing
+tokens), trains `elman.models.seq2seq_translator.Seq2SeqTranslator` with teacher forcing
 and the house training loop, exports the run (the model, the tokenizers and a
 SavedModel that maps a batch of source strings to translated strings), decodes the
 evaluation splits with the compiled batched decoders and writes the report: corpus
@@ -26,11 +26,11 @@ import sys
 import time
 from pathlib import Path
 
-from pipelines import config as config_lib
-from pipelines.config import TokenizerConfig, TrainConfig
-from pipelines.errors import UserError
-from pipelines.stages import report as rep
-from pipelines.stages.html import write_text_atomic
+from elman import config as config_lib
+from elman.config import TokenizerConfig, TrainConfig
+from elman.errors import UserError
+from elman.core import report as rep
+from elman.core.html import write_text_atomic
 
 TASK = "translation"
 START, END = "<s>", "</s>"  # reserved target tokens: ids 2 and 3
@@ -65,7 +65,7 @@ class TranslationDataConfig:
 
 @dataclasses.dataclass(frozen=True)
 class TranslationModelConfig:
-    """The encoder–decoder (models.seq2seq_translator.Seq2SeqTranslator)."""
+    """The encoder–decoder (elman.models.seq2seq_translator.Seq2SeqTranslator)."""
 
     cell: str = "gru"  # lstm or gru, encoder and decoder
     units: int = 128  # recurrent units (per direction in the encoder) and decoder size
@@ -210,14 +210,14 @@ def _parallel_paths(path, data):
 
 
 def _sha256(paths):
-    from pipelines.stages.data import sha256_of
+    from elman.core.data import sha256_of
 
     return " ".join(sha256_of(p) for p in paths)
 
 
 def _jsonl_is_positional(path):
     """True when the first row uses source/target keys (reverse swaps them)."""
-    from pipelines.stages.pairs_data import _read_lines
+    from elman.tasks.translation.data import _read_lines
 
     for line in _read_lines(path):
         if line.strip():
@@ -231,7 +231,7 @@ def _jsonl_is_positional(path):
 
 def _check_aligned(source_path, target_path):
     """Two aligned files must have as many lines; names the first line without a partner."""
-    from pipelines.stages.pairs_data import _read_lines
+    from elman.tasks.translation.data import _read_lines
 
     counts = {p: len(_read_lines(p)) for p in (source_path, target_path)}
     if counts[source_path] != counts[target_path]:
@@ -244,7 +244,7 @@ def _check_aligned(source_path, target_path):
 
 def read_pair_file(path, data, name):
     """Reads one split of pairs from a file (or two aligned files) as a PairSplit."""
-    from pipelines.stages import pairs_data
+    from elman.tasks.translation import data as pairs_data
 
     fmt = detect_format(path, data.format)
     counts = {}
@@ -272,8 +272,8 @@ def read_pair_file(path, data, name):
 def _load_hub(data):
     import os
 
-    from pipelines.stages import pairs_data
-    from pipelines.stages.data import hub_offline
+    from elman.tasks.translation import data as pairs_data
+    from elman.core.data import hub_offline
 
     name = data.train[4:]
     offline = hub_offline()
@@ -354,7 +354,7 @@ def _carve(train, fraction, seed):
 
 def filter_train(train, source_lengths, target_lengths, data, seed):
     """Drops too-long (and, optionally, repeated) training pairs; counts both in place."""
-    from pipelines.stages.pairs_data import filter_pairs
+    from elman.tasks.translation.data import filter_pairs
 
     kept, too_long, empty = [], 0, 0
     for pair, n_source, n_target in zip(train.pairs, source_lengths, target_lengths):
@@ -459,8 +459,8 @@ class Translator:
     @classmethod
     def from_run(cls, run_dir):
         """Loads a finished run folder (model.keras + tokenizers.json)."""
-        from pipelines.stages import runs
-        from pipelines.stages.tokenize import TextTokenizer
+        from elman.core import runs
+        from elman.text.tokenize import TextTokenizer
 
         run_dir = Path(run_dir)
         run_info = runs.read_run(run_dir, TASK)
@@ -480,7 +480,7 @@ class Translator:
 
     def decode_ids(self, source_ids, beam_width=0, return_attention=False):
         """Padded source ids `[batch, S]` → decoded ids `[batch, T]` (numpy)."""
-        from pipelines.stages.decoding import beam_search_decode, greedy_decode
+        from elman.tasks.translation.decoding import beam_search_decode, greedy_decode
 
         if beam_width and beam_width > 0:
             return beam_search_decode(self.model, source_ids, self.start_id, self.end_id,
@@ -505,7 +505,7 @@ class Translator:
         import numpy as np
         import tensorflow as tf
 
-        from pipelines.stages.batching import plan_eval
+        from elman.core.batching import plan_eval
 
         lengths = source_ragged.row_lengths().numpy()
         rows = [None] * len(lengths)
@@ -535,7 +535,7 @@ class Translator:
         """
         import tensorflow as tf
 
-        from pipelines.stages.decoding import _greedy_function
+        from elman.tasks.translation.decoding import _greedy_function
 
         greedy = _greedy_function(self.model)
         decoding, vocabulary, level = self.decoding, self.vocabulary, self.level
@@ -717,7 +717,7 @@ def compile_translator(model, train_cfg):
     """Compiles a Seq2SeqTranslator: Adam, masked cross-entropy on logits, token accuracy."""
     import keras
 
-    from pipelines.stages.train import adam
+    from elman.core.train import adam
     model.compile(
         optimizer=adam(train_cfg),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),
@@ -834,7 +834,7 @@ def _lowercase(cfg):
 
 def _evaluate_split(translator, split, source_ids, cfg, beam_width=0):
     """Decodes one split and scores it; returns (scores, rows, buckets, signature, ids)."""
-    from pipelines.stages.tokenize import split_all
+    from elman.text.tokenize import split_all
 
     translator.translate_ids(source_ids[:2], beam_width)  # warm-up: tracing is not timed
     started = time.perf_counter()
@@ -864,17 +864,12 @@ def train(cfg, run_dir, report_dir, resume=False, log=print, diagnose=False):
     splits = load_splits(cfg.data, cfg.train.seed)  # fail fast, before TensorFlow
     import numpy as np
 
-    from models.seq2seq_translator import Seq2SeqTranslator
-    from pipelines.stages import runs, runtime
-    from pipelines.stages.batching import dataset_from_plan, plan_eval
-    from pipelines.stages.tokenize import (
-        TextTokenizer,
-        fit_vocabulary,
-        split_all,
-        token_stats,
-        tokenizer_from_config,
-    )
-    from pipelines.stages.train import fit
+    from elman.models.seq2seq_translator import Seq2SeqTranslator
+    from elman.core import runs
+    from elman.core import runtime
+    from elman.core.batching import dataset_from_plan, plan_eval
+    from elman.text.tokenize import TextTokenizer, fit_vocabulary, split_all, token_stats, tokenizer_from_config
+    from elman.core.train import fit
 
     run_dir, report_dir = Path(run_dir), Path(report_dir)
     strategy = runtime.configure(cfg.train, log)
@@ -1137,8 +1132,8 @@ def predict_cli(run_dir, texts, args):
 
 def evaluate(run_dir, cfg_overrides, report_root=None, log=print):
     """Scores a saved run on a file of pairs; returns an EvalResult (main metric: BLEU)."""
-    from pipelines.stages import runs
-    from pipelines.stages.evaluate import EvalResult
+    from elman.core import runs
+    from elman.core.evaluate import EvalResult
 
     runs.read_run(run_dir, TASK)
     saved = json.loads((Path(run_dir) / "config.json").read_text(encoding="utf-8"))
@@ -1193,7 +1188,7 @@ def benchmark(quick=False, log=print):
     """
     import numpy as np
 
-    from pipelines.stages.decoding import benchmark_decoders
+    from elman.tasks.translation.decoding import benchmark_decoders
 
     run = _bench_run(quick, log)
     translator = Translator.from_run(run)

@@ -9,8 +9,8 @@ import datetime
 import json
 from pathlib import Path
 
-from pipelines.errors import UserError
-from pipelines.stages.html import write_text_atomic
+from elman.errors import UserError
+from elman.core.html import write_text_atomic
 
 RUN_FILE = "run.json"
 
@@ -59,8 +59,8 @@ def load_model(run_dir):
     """Loads a run's inference model with Keras safe mode on (no code from the file)."""
     import keras
 
-    import models
-    import pipelines.stages.tokenize  # noqa: F401  (registers the tokenizer)
+    from elman import models
+    import elman.text.tokenize  # noqa: F401  (registers the tokenizer)
 
     models.import_all()  # registers elman's layers
 

@@ -14,7 +14,7 @@ import os
 import random
 from pathlib import Path
 
-from pipelines.errors import UserError
+from elman.errors import UserError
 
 _EXTENSIONS = {
     ".csv": "csv",

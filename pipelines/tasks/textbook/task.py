@@ -24,8 +24,8 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
-from pipelines.errors import UserError
-from pipelines.stages.html import render_html, write_bytes_atomic, write_text_atomic
+from elman.errors import UserError
+from elman.core.html import render_html, write_bytes_atomic, write_text_atomic
 
 DTYPE = "float64"
 
@@ -464,7 +464,7 @@ def case_e(report_dir, units=32, length=120):
         table distances) and `_flow` (the full measurement; `run_textbook` keeps it out of
         run.json).
     """
-    from pipelines.stages import diagnostics
+    from elman.core import diagnostics
 
     products = {}
     for key, factor in (("vanish", Fraction(1, 2)), ("explode", Fraction(3, 2))):
@@ -1062,7 +1062,7 @@ def _report_markdown(record, checks):
               f"{D['h']:.6g}.", ""]
 
     # ---- Case E
-    from pipelines.stages import diagnostics
+    from elman.core import diagnostics
 
     lines += ["## Case E — vanishing and exploding products", "",
               "Measured through Keras: ∂h_10/∂h_0 of a linear scalar `SimpleRNN` with W_hh = 0.5 "

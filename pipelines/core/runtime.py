@@ -3,7 +3,7 @@
 import os
 import random
 
-from pipelines.errors import UserError
+from elman.errors import UserError
 
 
 def configure(train_cfg, log=print):
@@ -66,7 +66,7 @@ def multi_worker_strategy():
     """MultiWorkerMirroredStrategy from TF_CONFIG (ring all-reduce on CPUs, NCCL on GPUs)."""
     import tensorflow as tf
 
-    from pipelines.stages.distributed import read_tf_config
+    from elman.core.distributed import read_tf_config
 
     if read_tf_config() is None:
         raise UserError("--strategy multi-worker needs the TF_CONFIG environment variable "

@@ -1,4 +1,4 @@
-"""Decoders for `models.seq2seq_translator.Seq2SeqTranslator`: token ids in, token ids out.
+"""Decoders for `elman.models.seq2seq_translator.Seq2SeqTranslator`: token ids in, token ids out.
 
 The production decoders are batched and compiled (`tf.function` + `tf.while_loop` +
 `TensorArray`), carry the recurrent state forward one step at a time through

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from pipelines.errors import UserError
+from elman.errors import UserError
 
 PAD_TOKEN = ""  # id 0
 OOV_TOKEN = "[UNK]"  # id 1
