@@ -6,7 +6,6 @@ code 2, without a traceback. Heavy imports (TensorFlow) happen after parsing, so
 """
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -14,131 +13,23 @@ from pathlib import Path
 
 from elman.errors import UserError
 
-TASKS = {"sentiment": "elman.tasks.sentiment.task"}  # task name → module with train()
-
-
-def register_task(name, module):
-    """Adds a task to the CLI (called by task modules' registration below)."""
-    TASKS[name] = module
-
-
-# Tasks that exist are registered here; each module has train/predict/evaluate.
-for _name, _module in (("tagging", "elman.tasks.tagging.task"),
-                       ("translation", "elman.tasks.translation.task"),
-                       ("lm", "elman.tasks.lm.task")):
-    if importlib.util.find_spec(_module) is not None:
-        register_task(_name, _module)
-
-
-def _quiet_tensorflow():
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
-
-
-def _task_module(task):
-    if task not in TASKS:
-        raise UserError(f"unknown task '{task}'; expected one of {', '.join(sorted(TASKS))}")
-    return importlib.import_module(TASKS[task])
-
-
-def _config_file(task, value):
-    if not value:
-        return None
-    path = Path(value)
-    if path.is_file() or path.suffix == ".toml" or "/" in value:
-        return path
-    from elman.config import preset_path
-
-    preset = preset_path(task, value)
-    if not preset.is_file():
-        raise UserError(f"no config file or preset named '{value}' for task {task}", path=preset)
-    return preset
-
-
-def _data_overrides(args):
-    data = {}
-    tagging = getattr(args, "task", None) == "tagging"
-    columns = ((("text_column", "tokens_column"), ("label_column", "tag_column")) if tagging
-               else (("text_column", "text_column"), ("label_column", "label_column")))
-    for flag, key in (("data", "train"), ("validation", "validation"), ("test", "test"),
-                      *columns):
-        value = getattr(args, flag, None)
-        if value:
-            data[key] = value
-    if "train" in data:  # --data replaces the preset's toy validation/test too
-        data.setdefault("validation", "")
-        data.setdefault("test", "")
-    if getattr(args, "skip_bad_rows", False):
-        if tagging:
-            raise UserError("--skip-bad-rows is not available for tagging: a sentence cannot "
-                            "lose a token; fix the file, or use --repair-bio for stray I-X tags")
-        data["skip_bad_rows"] = True
-    if getattr(args, "repair_bio", False):
-        if not tagging:
-            raise UserError("--repair-bio applies to the tagging task only")
-        data["repair_bio"] = True
-    train = {}
-    if getattr(args, "strategy", None):
-        train["strategy"] = args.strategy
-    if getattr(args, "mixed_precision", None):
-        train["mixed_precision"] = args.mixed_precision
-    out = {}
-    if data:
-        out["data"] = data
-    if train:
-        out["train"] = train
-    return out
-
-
 def cmd_train(args):
-    from elman import config as config_lib
-    from elman.core import runs
+    from elman import api
 
-    module = _task_module(args.task)
-    if args.resume:
-        if not args.out:
-            raise UserError("--resume needs --out RUN_DIR (the run folder to continue)")
-        saved = Path(args.out) / "config.json"
-        if not saved.is_file():
-            raise UserError("nothing to resume: no config.json in the run folder", path=args.out)
-        values = json.loads(saved.read_text(encoding="utf-8"))
-        cfg = config_lib.config_from_dict(args.task, values)
-        if args.set:
-            cfg = config_lib.load_config(args.task, None, args.set,
-                                         extra=config_lib.to_dict(cfg))
-    else:
-        cfg = config_lib.load_config(args.task, _config_file(args.task, args.config), args.set,
-                                     extra=_data_overrides(args))
-    run_dir, report_dir, _ = runs.resolve_dirs(args.task, args.out, args.reports)
-    cleanup = None
-    if cfg.train.strategy == "multi-worker":  # only the chief writes the real folders
-        from elman.core.distributed import worker_dirs
-
-        run_dir, report_dir, cleanup = worker_dirs(run_dir, report_dir, resume=args.resume)
-    _quiet_tensorflow()
-    try:
-        module.train(cfg, run_dir, report_dir, resume=args.resume, diagnose=args.diagnose)
-    finally:
-        if cleanup is not None:
-            cleanup()
+    api.train(args.task, config=args.config, data=args.data, validation=args.validation,
+              test=args.test, out=args.out, overrides=args.set, resume=args.resume,
+              reports=args.reports, diagnose=args.diagnose, text_column=args.text_column,
+              label_column=args.label_column, skip_bad_rows=args.skip_bad_rows,
+              repair_bio=args.repair_bio, strategy=args.strategy,
+              mixed_precision=args.mixed_precision)
     return 0
 
 
-def _run_task(run):
-    from elman.core import runs
-
-    path = Path(run)
-    if not path.is_dir():
-        raise UserError("run folder not found", path=path)
-    return runs.read_run(path)["task"]
-
-
 def cmd_evaluate(args):
-    task = _run_task(args.run)
-    _quiet_tensorflow()
-    overrides = {"data": args.data, "text_column": args.text_column,
-                 "label_column": args.label_column}
-    result = _task_module(task).evaluate(args.run, overrides)
+    from elman import api
+
+    result = api.evaluate(args.run, data=args.data, text_column=args.text_column,
+                          label_column=args.label_column)
     if args.json:
         print(json.dumps(result.scores, indent=1, sort_keys=True))
     return 0
@@ -161,52 +52,73 @@ def _read_inputs(texts):
     return lines
 
 
-def cmd_predict(args):
-    task = _run_task(args.run)
-    texts = _read_inputs(args.texts)
-    _quiet_tensorflow()
-    module = _task_module(task)
-    if task != "sentiment":
-        return module.predict_cli(args.run, texts, args)
-    labels, probs = module.predict(args.run, texts)
-    for text, row in zip(texts, probs):
-        best = int(row.argmax())
-        if args.format == "json":
-            print(json.dumps({"text": text, "label": labels[best],
-                              "probabilities": {lab: round(float(p), 6)
-                                                for lab, p in zip(labels, row)}},
-                             ensure_ascii=False))
+def _print_predictions(predictor, predictions, fmt):
+    if fmt == "conll" and not hasattr(predictor, "format_conll"):
+        raise UserError(f"--format conll is for tagging runs; this is a {predictor.task} run")
+    for prediction in predictions:
+        if fmt == "json":
+            print(json.dumps(prediction, ensure_ascii=False))
+        elif fmt == "conll":
+            print(predictor.format_conll(prediction))
         else:
-            detail = "  ".join(f"{lab}={float(p):.4f}" for lab, p in zip(labels, row))
-            print(f"{labels[best]}\t{detail}\t{text}")
+            print(predictor.format_text(prediction))
+
+
+def cmd_predict(args):
+    from elman import api
+
+    api.run_task_name(args.run)  # a bad run folder is reported before reading stdin
+    texts = _read_inputs(args.texts)
+    predictor = api.load(args.run)
+    _print_predictions(predictor, predictor.predict(texts), args.format)
     return 0
 
 
 def cmd_translate(args):
+    from elman import api
+
+    if api.run_task_name(args.run) != "translation":
+        raise UserError(f"this is a {api.run_task_name(args.run)} run; expected a "
+                        "translation run", path=args.run)
     texts = _read_inputs(args.texts)
-    _quiet_tensorflow()
-    return _task_module("translation").translate_cli(args.run, texts, args)
+    predictor = api.load(args.run)
+    _print_predictions(predictor, predictor.predict(texts, beam=args.beam), args.format)
+    return 0
 
 
 def cmd_generate(args):
-    _quiet_tensorflow()
-    return _task_module("lm").generate_cli(args.run, args)
+    from elman import api
+
+    if api.run_task_name(args.run) != "lm":
+        raise UserError(f"this is a {api.run_task_name(args.run)} run; expected an lm run",
+                        path=args.run)
+    predictor = api.load(args.run)
+    result = predictor.generate(args.prefix, args.length, temperature=args.temperature,
+                                seed=args.seed)
+    if args.format == "json":
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        if result.get("unknown"):
+            print(f"note: {len(result['unknown'])} prefix token(s) not in the vocabulary, "
+                  f"read as [UNK]: {' '.join(result['unknown'])}", file=sys.stderr)
+        print(result["text"])
+    return 0
 
 
 def cmd_textbook(args):
     _quiet_tensorflow()
-    from elman.tasks.textbook import task as textbook
+    from elman.tasks.textbook import runner
 
-    argv = (["--json"] if args.json else []) + (["--out", args.out] if args.out else [])
-    return textbook.main(argv)
+    return runner.run(args.json, args.out)
 
 
 def cmd_diagnose(args):
     _quiet_tensorflow()
     from elman.core import diagnostics
 
-    argv = ["--out", args.out, "--length", str(args.length), "--units", str(args.units)]
-    return diagnostics.diagnose_main(argv)
+    return diagnostics.run_gradients(out=args.out, length=args.length, units=args.units,
+                                     seed=args.seed, clip_norm=args.clip_norm,
+                                     cells=args.cells)
 
 
 def cmd_demo(args):
@@ -270,6 +182,7 @@ def build_parser():
     p.add_argument("run")
     p.add_argument("texts", nargs="*")
     p.add_argument("--beam", type=int, default=0, help="beam width (0: greedy)")
+    p.add_argument("--format", default="text", choices=["text", "json"])
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser("generate", help="generate text with a saved language model")
@@ -278,6 +191,7 @@ def build_parser():
     p.add_argument("--length", type=int, default=50)
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--format", default="text", choices=["text", "json"])
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("textbook", help="reproduce the textbook cases A-G")
@@ -290,6 +204,11 @@ def build_parser():
     p.add_argument("--out", default="reports/diagnostics")
     p.add_argument("--length", type=int, default=120)
     p.add_argument("--units", type=int, default=32)
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--clip-norm", type=float, default=1.0,
+                   help="global-norm clipping threshold (default 1.0)")
+    p.add_argument("--cells", default="rnn,lstm,gru",
+                   help="comma-separated cells among rnn,lstm,gru (default all)")
     p.set_defaults(func=cmd_diagnose)
 
     p = sub.add_parser("demo", help="train every task on the toy data and write reports")

@@ -107,63 +107,13 @@ class TrainConfig:
     max_minutes: float = 0.0  # time budget: no epoch starts that would end past it; 0: none
 
 
-@dataclasses.dataclass(frozen=True)
-class SentimentHeadConfig:
-    """The sentiment classifier's head."""
-
-    pooling: str = "last"  # last (final states), max or mean over positions
-    hidden: int = 64  # dense layer size before the softmax; 0 for none
-    dropout: float = 0.3  # dropout before the softmax
-
-
-@dataclasses.dataclass(frozen=True)
-class PretrainConfig:
-    """Masked-word pretraining of the embedding and encoder (elman.models.masked_word_pretrainer).
-
-    Before the classifier trains, its embedding and encoder learn to restore hidden
-    words of the training texts (labels unused) and of `texts`, if given; the
-    validation texts' loss picks the best epoch.
-    """
-
-    epochs: int = 0  # maximum pretraining epochs; 0 turns pretraining off
-    texts: str = ""  # optional UTF-8 file of unlabelled texts, one per line, read besides
-    # the training texts (the vocabulary is still the training data's)
-    rate: float = 0.15  # share of words hidden in each sentence
-    learning_rate: float = 0.001  # Adam learning rate while pretraining
-    batch_size: int = 32  # pretraining batch size
-    dropout: float = 0.1  # dropout between and after the encoder's layers while pretraining
-    transfer: str = "embedding-encoder"  # what the classifier starts from: the pretrained
-    # embedding and encoder, or the embedding alone ("embedding")
-    patience: int = 2  # stop after this many epochs without a lower validation loss
-
-
-@dataclasses.dataclass(frozen=True)
-class SentimentConfig:
-    """Everything a sentiment run needs."""
-
-    task: str = "sentiment"  # the task name
-    ensemble: int = 1  # members trained with seeds seed, seed+1, ...; the model averages them
-    data: DataConfig = DataConfig()
-    tokenizer: TokenizerConfig = TokenizerConfig()
-    embedding: EmbeddingConfig = EmbeddingConfig()
-    chars: CharsConfig = CharsConfig()
-    encoder: EncoderConfig = EncoderConfig()
-    head: SentimentHeadConfig = SentimentHeadConfig()
-    pretrain: PretrainConfig = PretrainConfig()
-    train: TrainConfig = TrainConfig()
-
-
-CONFIG_CLASSES = {"sentiment": SentimentConfig}
-
 _CHOICES = {
     "tokenizer.level": ("cjk", "word", "char"),
     "tokenizer.punctuation": ("split", "strip", "keep"),
     "tokenizer.truncation": ("post", "pre"),
     "chars.features": ("none", "cnn", "lstm"),
-    "pretrain.transfer": ("embedding-encoder", "embedding"),
     "encoder.cell": ("lstm", "gru", "rnn"),
     "encoder.merge_mode": ("concat", "sum", "mul", "ave"),
-    "head.pooling": ("last", "max", "mean"),
     "train.strategy": ("default", "mirrored", "multi-worker"),
     "train.mixed_precision": ("none", "float16", "bfloat16"),
     "data.format": ("auto", "csv", "tsv", "jsonl", "parquet", "labeled-lines"),
@@ -196,21 +146,11 @@ def _check_range(key, value, source):
         raise UserError(f"'{key}' must be positive; got {value:g}", path=source)
 
 
-def register(task, cls, choices=None):
-    """Registers a task's config class (and the allowed values of its string fields).
-
-    `choices` apply to this task only ("data.format" may differ between tasks); they
-    take precedence over the shared ones above for the same key.
-    """
-    CONFIG_CLASSES[task] = cls
-    _CHOICES.update({f"{task}:{key}": allowed for key, allowed in (choices or {}).items()})
-
-
-def _coerce(value, typ, key, source, task=None):
+def _coerce(value, typ, key, source, choices=None):
     if dataclasses.is_dataclass(typ):
         if not isinstance(value, dict):
             raise UserError(f"'{key}' must be a table of settings, got {value!r}", path=source)
-        return _from_dict(typ, value, source, prefix=key + ".", task=task)
+        return _from_dict(typ, value, source, prefix=key + ".", choices=choices)
     if typ is bool:
         if isinstance(value, bool):
             return value
@@ -230,8 +170,13 @@ def _coerce(value, typ, key, source, task=None):
     )
 
 
-def _from_dict(cls, values, source=None, prefix="", task=None):
-    task = task or getattr(cls, "task", None)
+def _from_dict(cls, values, source=None, prefix="", choices=None):
+    """Builds `cls` from nested dicts, checking names, types, ranges and choices.
+
+    `choices` are the task's own allowed values (its config class's `choices`); they
+    take precedence over the shared ones above for the same key.
+    """
+    choices = getattr(cls, "choices", {}) if choices is None else choices
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     kwargs = {}
@@ -242,9 +187,9 @@ def _from_dict(cls, values, source=None, prefix="", task=None):
                 + ", ".join(prefix + n for n in sorted(names)),
                 path=source,
             )
-        kwargs[key] = _coerce(value, hints[key], prefix + key, source, task)
+        kwargs[key] = _coerce(value, hints[key], prefix + key, source, choices)
         _check_range(prefix + key, kwargs[key], source)
-        allowed = _CHOICES.get(f"{task}:{prefix}{key}", _CHOICES.get(prefix + key))
+        allowed = choices.get(prefix + key, _CHOICES.get(prefix + key))
         if allowed and kwargs[key] not in allowed:
             raise UserError(
                 f"'{prefix}{key}' must be one of {', '.join(allowed)}; got {kwargs[key]!r}",
@@ -307,9 +252,9 @@ def load_config(task, config_file=None, overrides=(), extra=None):
     Returns:
         The frozen config dataclass of the task.
     """
-    if task not in CONFIG_CLASSES:
-        raise UserError(f"unknown task '{task}'; expected one of {', '.join(CONFIG_CLASSES)}")
-    cls = CONFIG_CLASSES[task]
+    from elman import tasks
+
+    cls = tasks.config_class(task)
     source = Path(config_file) if config_file else preset_path(task)
     values = _read_toml(source) if (config_file or source.is_file()) else {}
     values.pop("preset", None)
@@ -331,7 +276,9 @@ def load_config(task, config_file=None, overrides=(), extra=None):
 
 def config_from_dict(task, values):
     """Rebuilds a saved config (e.g. a run folder's config.json)."""
-    return _from_dict(CONFIG_CLASSES[task], values)
+    from elman import tasks
+
+    return _from_dict(tasks.config_class(task), values)
 
 
 def dumps_toml(config):

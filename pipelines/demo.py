@@ -1,60 +1,52 @@
 """`elman demo`: train every task on the project's toy data and write every report."""
 
-import importlib
 import time
 from pathlib import Path
 
-from elman import cli
 from elman import config as config_lib
+from elman import tasks
 
-# (part name, task, preset, run id) in the order the demo runs them
-PARTS = (
-    ("sentiment", "sentiment", "default", "demo"),
-    ("sentiment-zh", "sentiment", "zh", "demo-zh"),
-    ("tagging", "tagging", "default", "demo"),
-    ("tagging-zh", "tagging", "zh", "demo-zh"),
-    ("translation", "translation", "default", "demo"),
-    ("lm", "lm", "default", "demo"),
-    ("lm-zh", "lm", "zh", "demo-zh"),
-)
+
+def parts():
+    """The demo's runs in order: (part name, task, preset, run id), from the registry."""
+    out = []
+    for name in tasks.names():
+        for part, preset, run_id in tasks.get(name).demo:
+            out.append((part, name, preset, run_id))
+    return out
 
 
 def run_demo(reports_root="reports", runs_root="runs", only=None, log=print):
-    """Trains each available task's toy preset, then reproduces the textbook cases.
+    """Trains each task's toy presets, then reproduces the textbook cases.
 
     Args:
         reports_root: str, where reports go (reports/<task>/<run-id>/).
         runs_root: str, where run folders go (runs/<task>/<run-id>/).
-        only: list of part names to run (see PARTS, plus "textbook"), or None for all.
+        only: list of part names to run (see `parts()`, plus "textbook"), or None for all.
         log: callable for progress messages.
 
     Returns:
         0 when every part ran.
     """
+    from elman.core.run import run
+
     summary = []
-    for part, task, preset, run_id in PARTS:
+    for part, task, preset, run_id in parts():
         if only and part not in only:
             continue
-        if task not in cli.TASKS:
-            log(f"== {part}: task not available in this build, skipped")
-            continue
-        module = importlib.import_module(cli.TASKS[task])
         preset_file = config_lib.preset_path(task, preset)
-        if not preset_file.is_file():
-            log(f"== {part}: no preset {preset_file}, skipped")
-            continue
         log(f"== {part}: training on the toy data ({preset_file})")
         cfg = config_lib.load_config(task, preset_file)
         began = time.perf_counter()
-        metrics = module.train(cfg, Path(runs_root) / task / run_id,
-                               Path(reports_root) / task / run_id, resume=False)
+        metrics = run(tasks.get(task), cfg, Path(runs_root) / task / run_id,
+                      Path(reports_root) / task / run_id, resume=False, log=log)
         main = metrics.get("main_metric", "")
         value = metrics.get("scores", {}).get(main, "")
         summary.append((part, main, value, time.perf_counter() - began,
                         Path(reports_root) / task / run_id / "report.md"))
     if not only or "textbook" in only:
         log("== textbook: cases A-G")
-        from elman.tasks.textbook import task as textbook
+        from elman.tasks.textbook import runner as textbook
 
         began = time.perf_counter()
         record = textbook.run_textbook(Path(reports_root) / "textbook")

@@ -61,15 +61,17 @@ def test_plot_and_markdown(flow, tmp_path):
     assert not diagnostics.gradient_flow_markdown(flow, heading_level=0).startswith("#")
 
 
-def test_diagnose_main_writes_files(tmp_path, capsys):
+def test_diagnose_gradients_writes_files(tmp_path, capsys):
+    from elman import cli
+
     out = tmp_path / "diag"
-    code = diagnostics.diagnose_main(["--out", str(out), "--length", "12", "--units", "3",
-                                      "--cells", "rnn,gru"])
+    code = cli.main(["diagnose", "gradients", "--out", str(out), "--length", "12", "--units",
+                     "3", "--cells", "rnn,gru"])
     assert code == 0
     for name in ("gradients.md", "gradients.html", "gradients.png", "gradients.json"):
         assert (out / name).is_file()
     text = (out / "gradients.json").read_text()
     assert json.loads(text)["length"] == 12
     assert "data:image/png;base64," in (out / "gradients.html").read_text()
-    assert diagnostics.diagnose_main(["--out", str(out), "--cells", "lsmt"]) == 2
+    assert cli.main(["diagnose", "gradients", "--out", str(out), "--cells", "lsmt"]) == 2
     assert "Expected cells" in capsys.readouterr().err

@@ -43,7 +43,7 @@ def _close(a, b, tol=1e-12):
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    from elman.tasks.textbook.task import run_textbook
+    from elman.tasks.textbook.runner import run_textbook
 
     out = tmp_path_factory.mktemp("textbook")
     record = run_textbook(report_dir=out, data_dir=DATA)
@@ -225,7 +225,7 @@ def test_flags_are_consistent_with_their_precision(run):
 
 
 def test_flag_mechanism_with_synthetic_wrong_values(run):
-    from elman.tasks.textbook.task import check_printed
+    from elman.tasks.textbook.printed import check_printed
 
     _, record = run
     red = ["A", "rnn", "red key is", "steps"]
@@ -257,7 +257,7 @@ def test_flag_mechanism_with_synthetic_wrong_values(run):
 
 
 def test_main_json_prints_sorted_record(run, monkeypatch, capsys, tmp_path):
-    from elman.tasks.textbook import task as textbook
+    from elman.tasks.textbook import runner as textbook
 
     _, record = run
     monkeypatch.setattr(textbook, "run_textbook", lambda out, data: record)
@@ -269,7 +269,7 @@ def test_main_json_prints_sorted_record(run, monkeypatch, capsys, tmp_path):
 
 
 def test_main_reports_a_missing_data_folder(tmp_path, capsys):
-    from elman.tasks.textbook.task import main
+    from elman.tasks.textbook.runner import main
 
     assert main(["--out", str(tmp_path / "out"), "--data", str(tmp_path / "nope")]) == 2
     assert "printed_values.json" in capsys.readouterr().err

@@ -230,7 +230,7 @@ def _cpu_child(seconds):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1", TF_CPP_MIN_LOG_LEVEL="3")
     done = subprocess.run([sys.executable, "-m", "elman.bench.gpu_check", "--cpu-child",
                            str(seconds)], capture_output=True, text=True, env=env,
-                          timeout=600, cwd=str(Path(__file__).resolve().parents[1]))
+                          timeout=600, cwd=str(Path(__file__).resolve().parents[2]))
     for line in reversed(done.stdout.splitlines()):
         if line.startswith("{"):
             return json.loads(line)

@@ -32,7 +32,10 @@ import platform
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from elman.core.data import labels as labels_of
+from elman.core.data import texts as texts_of
+
+ROOT = Path(__file__).resolve().parents[2]
 MAXLEN = 200  # the reference pipeline's fixed length (the common examples' choice)
 TASK_MODULES = (("tagging", "elman.tasks.tagging.task"),
                 ("translation", "elman.tasks.translation.task"),
@@ -109,7 +112,7 @@ def load_sentiment(preset):
 
 
 def _encode(tokenizer, texts):
-    from elman.tasks.sentiment.task import _ids
+    from elman.tasks.sentiment.data import token_ids as _ids
 
     ids = _ids(tokenizer, texts)
     return ids, ids.row_lengths().numpy()
@@ -460,17 +463,18 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
 
     from elman.core.batching import dataset_from_plan, plan_epoch
     from elman.text.tokenize import fit_char_ids, fit_vocabulary
-    from elman.tasks.sentiment.task import _ids, build_inference_model, classifier_from_config
+    from elman.tasks.sentiment.data import token_ids as _ids
+    from elman.tasks.sentiment.model import build_inference_model, classifier_from_config
 
     train = splits["train"]
-    tokenizer = fit_vocabulary(cfg.tokenizer, train.texts)
-    ids, lengths = _encode(tokenizer, train.texts)
+    tokenizer = fit_vocabulary(cfg.tokenizer, texts_of(train))
+    ids, lengths = _encode(tokenizer, texts_of(train))
     chars = None
     if cfg.chars.features != "none":  # one member's speed: an ensemble of N costs N times it
-        chars = fit_char_ids(cfg.tokenizer, train.texts, cfg.chars.max_word_length)
-        ids = {"token_ids": ids, "char_ids": _ids(chars, train.texts)}
-    names = sorted(set(train.labels))
-    y = tf.constant([names.index(v) for v in train.labels], tf.int32)
+        chars = fit_char_ids(cfg.tokenizer, texts_of(train), cfg.chars.max_word_length)
+        ids = {"token_ids": ids, "char_ids": _ids(chars, texts_of(train))}
+    names = sorted(set(labels_of(train)))
+    y = tf.constant([names.index(v) for v in labels_of(train)], tf.int32)
     e, h = cfg.encoder, cfg.head
     model = classifier_from_config(cfg, tokenizer.vocabulary_size, len(names),
                                    chars.vocabulary_size if chars else 0, name="classifier")
@@ -487,7 +491,7 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
                   shuffle=False)
         rates.append(_steady_rate(clock, [int(lengths[b].sum()) for b in plan]))
     inference = build_inference_model(tokenizer, model, chars)
-    texts = (splits.get("test") or splits["validation"]).texts
+    texts = texts_of(splits.get("test") or splits["validation"])
     strings = tf.constant(texts)
     inference.predict(strings[:256], batch_size=256, verbose=0)
     best = float("inf")
@@ -496,7 +500,7 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
         inference.predict(strings, batch_size=256, verbose=0)
         best = min(best, time.perf_counter() - began)
     row = {
-        "data": label, "train_examples": len(train.texts),
+        "data": label, "train_examples": len(texts_of(train)),
         "mean_tokens": float(np.mean(lengths)),
         "model": f"{e.num_layers}x{'Bi' if e.bidirectional else ''}{e.cell.upper()}({e.units}),"
                  f" embedding {cfg.embedding.dim}, pooling {h.pooling}, batch {batch}"
@@ -653,7 +657,7 @@ def run_bench(args):
                 "toy data: ../shared/data/sst2 is not present, so SST-2 lengths are not used")
         if not quick:
             result["skipped"]["sst2"] = "../shared/data/sst2 not found; rows use the toy data"
-    texts, labels = splits["train"].texts, splits["train"].labels
+    texts, labels = texts_of(splits["train"]), labels_of(splits["train"])
     import dataclasses
 
     tok_cfg = dataclasses.replace(cfg.tokenizer, max_length=10_000)  # no truncation

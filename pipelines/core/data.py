@@ -7,13 +7,12 @@ user asks for it), and nothing is dropped silently.
 
 import csv
 import dataclasses
-import hashlib
 import io
 import json
-import os
-import random
 from pathlib import Path
 
+from elman.core.hub import hub_parts, load_hub
+from elman.core.split import Split, carve, sha256
 from elman.errors import UserError
 
 _EXTENSIONS = {
@@ -35,32 +34,14 @@ class Example:
     where: str
 
 
-@dataclasses.dataclass
-class Split:
-    """A list of examples plus the bookkeeping the report shows."""
-
-    name: str
-    examples: list
-    source: str  # file path, "hub:NAME[split]" or "carved from train"
-    sha256: str = ""
-    skipped: list = dataclasses.field(default_factory=list)  # [(where, reason)]
-
-    @property
-    def texts(self):
-        return [e.text for e in self.examples]
-
-    @property
-    def labels(self):
-        return [e.label for e in self.examples]
+def texts(split):
+    """The texts of a classification split, in order."""
+    return [e.text for e in split.items]
 
 
-def sha256_of(path):
-    """Returns the hex SHA-256 of a file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def labels(split):
+    """The labels of a classification split, in order."""
+    return [e.label for e in split.items]
 
 
 def read_text_file(path):
@@ -247,20 +228,7 @@ def read_labeled_file(path, fmt="auto", text_column="text", label_column="label"
             _read_labeled_lines(rows, text)
     if not rows.examples:
         raise UserError("no usable examples in the file", path=path)
-    return Split(name, rows.examples, str(path), sha256_of(path), rows.skipped)
-
-
-def hub_offline():
-    """True when the Hugging Face hub cannot be reached (offline flags or no network)."""
-    if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1":
-        return True
-    import socket
-
-    try:
-        socket.create_connection(("huggingface.co", 443), timeout=2).close()
-        return False
-    except OSError:
-        return True
+    return Split(name, rows.examples, str(path), sha256(path), rows.skipped)
 
 
 def load_hub_splits(name, config, splits, text_column, label_column):
@@ -272,69 +240,21 @@ def load_hub_splits(name, config, splits, text_column, label_column):
         splits: dict of our split name → hub split name ("" to skip).
         text_column, label_column: str, the columns to use.
     """
-    import datasets
-
-    offline = hub_offline()
-    try:
-        if offline:
-            os.environ["HF_HUB_OFFLINE"] = "1"
-            os.environ["HF_DATASETS_OFFLINE"] = "1"
-        loaded = datasets.load_dataset(name, config or None)
-    except Exception as err:  # ConnectionError, FileNotFoundError, DatasetNotFoundError
-        hint = (" You are offline and it is not in the local cache." if offline else "")
-        raise UserError(
-            f"cannot load hub dataset '{name}': {type(err).__name__}.{hint} Use local files "
-            "instead: --data train.csv --validation valid.csv --test test.csv "
-            "(CSV/TSV/JSONL/Parquet or '<label> <text>' lines)"
-        ) from None
+    loaded = load_hub(name, config, "--data train.csv --validation valid.csv --test test.csv "
+                              "(CSV/TSV/JSONL/Parquet or '<label> <text>' lines)")
     out = {}
-    for ours, theirs in splits.items():
-        if not theirs:
-            continue
-        if theirs not in loaded:
-            if ours == "train":
-                raise UserError(f"hub dataset '{name}' has no split '{theirs}'; "
-                                f"it has {', '.join(loaded)}")
-            continue
-        part = loaded[theirs]
-        _check_columns(f"hub:{name}[{theirs}]", part.column_names, text_column, label_column)
+    for ours, theirs, part, source in hub_parts(loaded, name, splits):
+        _check_columns(source, part.column_names, text_column, label_column)
         feature = part.features[label_column]
         names = getattr(feature, "names", None)
-        rows = _Rows(f"hub:{name}[{theirs}]", False)
+        rows = _Rows(source, False)
         for i, record in enumerate(part, start=1):
             label = record[label_column]
             if names is not None and isinstance(label, int) and label >= 0:
                 label = names[label]
             rows.add(i, record[text_column], label)
-        out[ours] = Split(ours, rows.examples, f"hub:{name}[{theirs}]", "")
+        out[ours] = Split(ours, rows.examples, source, "")
     return out
-
-
-def carve_validation(train, fraction, seed):
-    """Splits a stratified validation set off `train` with the seed; returns (train, val)."""
-    if not 0.0 < fraction < 1.0:
-        raise UserError(f"data.validation_fraction must be in (0, 1); got {fraction}")
-    by_label = {}
-    for i, example in enumerate(train.examples):
-        by_label.setdefault(example.label, []).append(i)
-    rng = random.Random(seed)
-    held = set()
-    for label in sorted(by_label):
-        indices = by_label[label]
-        rng.shuffle(indices)
-        count = int(round(len(indices) * fraction))
-        if len(indices) > 1:
-            count = min(max(count, 1), len(indices) - 1)
-        else:
-            count = 0
-        held.update(indices[:count])
-    if not held:
-        raise UserError("too few training examples to carve a validation split; "
-                        "give one with --validation", path=train.source)
-    keep = [e for i, e in enumerate(train.examples) if i not in held]
-    val = [e for i, e in enumerate(train.examples) if i in held]
-    new_train = dataclasses.replace(train, examples=keep)
-    return new_train, Split("validation", val, f"carved from {train.source}", "")
 
 
 def load_classification_splits(data, seed):
@@ -362,12 +282,12 @@ def load_classification_splits(data, seed):
             splits[name] = read_labeled_file(path, data.format, data.text_column,
                                              data.label_column, data.skip_bad_rows, name)
     if "validation" not in splits:
-        splits["train"], splits["validation"] = carve_validation(
-            splits["train"], data.validation_fraction, seed)
-    known = set(splits["train"].labels)
+        splits["train"], splits["validation"] = carve(
+            splits["train"], data.validation_fraction, seed, stratify=lambda e: e.label)
+    known = set(labels(splits["train"]))
     for name in ("validation", "test"):
         if name in splits:
-            for example in splits[name].examples:
+            for example in splits[name].items:
                 if example.label not in known:
                     path, _, line = example.where.rpartition(":")
                     raise UserError(

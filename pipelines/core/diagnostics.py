@@ -9,17 +9,17 @@ tanh SimpleRNN shows a vanishing one. Clipping multiplies every gradient by the
 same factor min(1, c / ‖g‖): it caps the exploding total and leaves the ratio
 between far and near steps, the vanishing, exactly as it was.
 
-Used by `elman diagnose gradients` (`diagnose_main`), by the textbook's Case E
+Used by `elman diagnose gradients` (`run_gradients`), by the textbook's Case E
 and by any task report run with `--diagnose`.
 """
 
-import argparse
 import json
 import math
 import sys
 from pathlib import Path
 
 from elman.core.html import render_html, write_bytes_atomic, write_text_atomic
+from elman.errors import UserError
 
 CELLS = ("rnn", "lstm", "gru")
 TABLE_DISTANCES = (0, 1, 2, 5, 10, 20, 50, 100)
@@ -271,54 +271,36 @@ def _summary_json(result):
     return json.dumps(result, indent=1, sort_keys=True) + "\n"
 
 
-def diagnose_main(argv=None):
-    """`elman diagnose gradients`: writes gradients.md, .html, .png and .json.
+def run_gradients(out="reports/diagnostics", length=120, units=32, seed=0, clip_norm=1.0,
+                  cells="rnn,lstm,gru", log=print):
+    """`elman diagnose gradients`: writes gradients.md, .html, .png and .json to `out`.
 
     Args:
-        argv: list of str or None, the arguments after `diagnose gradients`. Default None
-            (sys.argv[1:]).
+        out: str or Path, the output folder. Default "reports/diagnostics".
+        length: int, sequence length (vanishing shows best at 100 or more). Default 120.
+        units: int, layer width. Default 32.
+        seed: int, random seed. Default 0.
+        clip_norm: float, the global-norm clipping threshold. Default 1.0.
+        cells: str, comma-separated cells among rnn, lstm, gru. Default all three.
+        log: callable for the written files' paths.
 
     Returns:
-        int, the exit code (0, or 2 for a bad argument).
-
-    Example:
-        >>> diagnose_main(["--out", "reports/diagnostics", "--length", "120", "--units", "32"])
-        0
+        0. A bad value is a UserError.
     """
-    parser = argparse.ArgumentParser(
-        prog="elman diagnose gradients",
-        description="Gradient norm against distance from the last step for SimpleRNN, LSTM "
-                    "and GRU, with and without clipping by global norm.")
-    parser.add_argument("--out", type=Path, default=Path("reports/diagnostics"),
-                        help="output folder (default reports/diagnostics)")
-    parser.add_argument("--length", type=int, default=120, help="sequence length (default 120)")
-    parser.add_argument("--units", type=int, default=32, help="layer width (default 32)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--clip-norm", type=float, default=1.0,
-                        help="global-norm clipping threshold (default 1.0)")
-    parser.add_argument("--cells", default="rnn,lstm,gru",
-                        help="comma-separated cells among rnn,lstm,gru (default all)")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        result = gradient_flow(cells=tuple(c.strip() for c in args.cells.split(",") if c.strip()),
-                               units=args.units, length=args.length, seed=args.seed,
-                               clip_norm=args.clip_norm)
+        result = gradient_flow(cells=tuple(c.strip() for c in cells.split(",") if c.strip()),
+                               units=units, length=length, seed=seed, clip_norm=clip_norm)
     except ValueError as err:
-        print(f"elman diagnose gradients: {err}", file=sys.stderr)
-        return 2
-    out = args.out
+        raise UserError(f"diagnose gradients: {err}") from None
+    out = Path(out)
     plot_gradient_flow(result, out / "gradients.png")
     md = "# Gradient-flow diagnostics\n\n" + gradient_flow_markdown(result, "gradients.png")
     write_text_atomic(out / "gradients.md", md)
     write_text_atomic(out / "gradients.html", render_html("Gradient-flow diagnostics", md, out))
     write_text_atomic(out / "gradients.json", _summary_json(result))
-    if args.length < 100:
-        print(f"note: length {args.length} < 100; vanishing shows best at 100 or more",
+    if length < 100:
+        print(f"note: length {length} < 100; vanishing shows best at 100 or more",
               file=sys.stderr)
     for name in ("gradients.md", "gradients.html", "gradients.png", "gradients.json"):
-        print(out / name)
+        log(out / name)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(diagnose_main())

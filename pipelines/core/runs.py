@@ -65,3 +65,50 @@ def load_model(run_dir):
     models.import_all()  # registers elman's layers
 
     return keras.saving.load_model(Path(run_dir) / "model.keras", safe_mode=True)
+
+
+def write_config(run_dir, cfg):
+    """Writes the resolved config as config.toml (to read) and config.json (to reload)."""
+    from elman import config as config_lib
+
+    write_text_atomic(Path(run_dir) / "config.toml", config_lib.dumps_toml(cfg))
+    write_text_atomic(Path(run_dir) / "config.json",
+                      json.dumps(config_lib.to_dict(cfg), indent=1, sort_keys=True))
+
+
+def read_config(run_dir, task):
+    """The run's saved config (config.json) as the task's config dataclass."""
+    from elman import config as config_lib
+
+    path = Path(run_dir) / "config.json"
+    if not path.is_file():
+        raise UserError("the run has no config.json", path=run_dir)
+    try:
+        values = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise UserError(f"config.json is damaged: {err}", path=path) from None
+    return config_lib.config_from_dict(task, values)
+
+
+def save_model(model, run_dir, name="model.keras"):
+    """Saves a Keras model through a temporary file, so a crash leaves no half file."""
+    path = Path(run_dir) / name
+    tmp = path.with_name(path.stem + ".tmp.keras")
+    model.save(tmp)
+    tmp.replace(path)
+    return path
+
+
+def export_saved_model(model, run_dir, name="saved_model"):
+    """Exports a raw-strings-in SavedModel (for TensorFlow Serving), replacing an old one."""
+    import shutil
+
+    saved = Path(run_dir) / name
+    tmp = Path(str(saved) + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    model.export(str(tmp), format="tf_saved_model", verbose=False)
+    if saved.exists():
+        shutil.rmtree(saved)
+    tmp.rename(saved)
+    return saved

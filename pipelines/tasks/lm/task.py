@@ -828,7 +828,7 @@ def benchmark(quick=False, length=200, log=print, demo_run=None):
     from elman.tasks.lm.generation import benchmark_generation
     from elman.tasks.lm.data import load_token_stream
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     cfg = config_lib.load_config(TASK)
     candidates = []
     demo = Path(demo_run) if demo_run else Path("runs") / TASK / "demo"

@@ -38,7 +38,7 @@ from elman.core.html import write_text_atomic
 
 TASK = "tagging"
 PAD, OOV = "", "[UNK]"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 # ----------------------------------------------------------------------------

@@ -1161,7 +1161,7 @@ def evaluate(run_dir, cfg_overrides, report_root=None, log=print):
 
 def _bench_run(quick, log):
     """A trained run folder for the decoder benchmark: the tatoeba run, the demo, or a new one."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     candidates = [] if quick else [root / "runs" / "translation" / "tatoeba-fra"]
     candidates.append(root / "runs" / "translation" / "demo")
     for run in candidates:
@@ -1195,8 +1195,8 @@ def benchmark(quick=False, log=print):
     cfg = config_lib.config_from_dict(
         TASK, json.loads((run / "config.json").read_text(encoding="utf-8")))
     path = cfg.data.test or cfg.data.validation or cfg.data.train
-    if not Path(path).exists() and (Path(__file__).resolve().parents[2] / path).exists():
-        path = str(Path(__file__).resolve().parents[2] / path)  # presets are repo-relative
+    if not Path(path).exists() and (Path(__file__).resolve().parents[3] / path).exists():
+        path = str(Path(__file__).resolve().parents[3] / path)  # presets are repo-relative
     split = read_pair_file(path, cfg.data, "bench")
     n = 256 if quick else 1024
     sources = split.sources[:n]

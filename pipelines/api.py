@@ -1,0 +1,248 @@
+"""elman's public Python API: `train`, `load`, `presets`, `evaluate` (the CLI is a thin
+layer over these; both raise `elman.UserError` with the same message)."""
+
+import dataclasses
+import json
+import os
+import tomllib
+from pathlib import Path
+
+from elman.errors import UserError
+
+
+@dataclasses.dataclass
+class Run:
+    """A finished (or budget-stopped) training run.
+
+    Attributes:
+        path: Path, the run folder (model, vocabularies, checkpoints).
+        report_dir: Path, the report folder.
+        metrics: dict, metrics.json's content; None when a time budget stopped the run
+            before a model existed (train again with `resume=True`).
+    """
+
+    path: Path
+    report_dir: Path
+    metrics: dict
+
+    @property
+    def scores(self):
+        """The main split's scores ({} when the run has no model yet)."""
+        return (self.metrics or {}).get("scores", {})
+
+
+def quiet_tensorflow():
+    """Hides TensorFlow's C++ start-up lines (before TensorFlow is imported)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+
+
+def config_file(task, value):
+    """A config argument as a path: a TOML file, or the file of a preset name."""
+    from elman import config as config_lib
+
+    if not value:
+        return None
+    path = Path(value)
+    if path.is_file() or path.suffix == ".toml" or "/" in str(value):
+        return path
+    preset = config_lib.preset_path(task, value)
+    if not preset.is_file():
+        raise UserError(f"no config file or preset named '{value}' for task {task}", path=preset)
+    return preset
+
+
+def data_settings(task, data=None, validation=None, test=None, text_column=None,
+                  label_column=None, skip_bad_rows=False, repair_bio=False):
+    """The nested `data` settings that the data arguments stand for, for one task."""
+    from elman import tasks
+
+    task_class = type(tasks.get(task))
+    text_key, label_key = task_class.column_settings
+    out = {}
+    for value, key in ((data, "train"), (validation, "validation"), (test, "test"),
+                       (text_column, text_key), (label_column, label_key)):
+        if value:
+            out[key] = str(value)
+    if "train" in out:  # a new training file replaces the preset's toy validation/test too
+        out.setdefault("validation", "")
+        out.setdefault("test", "")
+    for flag, on in (("skip_bad_rows", skip_bad_rows), ("repair_bio", repair_bio)):
+        if on:
+            if flag in task_class.refused_flags:
+                raise UserError(task_class.refused_flags[flag])
+            out[flag] = True
+    return out
+
+
+def _resume_config(task, run_dir, overrides):
+    from elman import config as config_lib
+
+    if run_dir is None:
+        raise UserError("--resume needs --out RUN_DIR (the run folder to continue)")
+    saved = Path(run_dir) / "config.json"
+    if not saved.is_file():
+        raise UserError("nothing to resume: no config.json in the run folder", path=run_dir)
+    values = json.loads(saved.read_text(encoding="utf-8"))
+    cfg = config_lib.config_from_dict(task, values)
+    if overrides:
+        cfg = config_lib.load_config(task, None, overrides, extra=config_lib.to_dict(cfg))
+    return cfg
+
+
+def _override_list(overrides):
+    if isinstance(overrides, dict):
+        return [f"{k}={json.dumps(v) if isinstance(v, str) else _toml_value(v)}"
+                for k, v in overrides.items()]
+    return list(overrides or [])
+
+
+def _toml_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def build_config(task, config=None, overrides=(), resume_dir=None, **data):
+    """The run's config: preset or TOML file ← data arguments ← `section.key=value` overrides
+    (on resume: the run's saved config ← overrides)."""
+    from elman import config as config_lib
+
+    overrides = _override_list(overrides)
+    if resume_dir is not None:
+        return _resume_config(task, resume_dir, overrides)
+    extra = {}
+    settings = data_settings(task, **data)
+    if settings:
+        extra["data"] = settings
+    return config_lib.load_config(task, config_file(task, config), overrides, extra=extra)
+
+
+def train(task, config=None, data=None, validation=None, test=None, out=None, overrides=None,
+          resume=False, reports="reports", diagnose=False, log=print, **options):
+    """Trains a model of `task` and writes its run folder and report.
+
+    Args:
+        task: str, "sentiment", "tagging", "translation" or "lm" (see `elman.tasks`).
+        config: str or None, a TOML file or a preset name ("sst2", "zh"); None: the
+            task's default preset.
+        data, validation, test: str or None, data files (or "hub:NAME" for data);
+            `data` replaces the preset's files.
+        out: str or None, the run folder (default runs/TASK/<time>).
+        overrides: dict {"encoder.units": 128} or list of "key=value" strings.
+        resume: bool, continue the interrupted run in `out`.
+        reports: str, the reports root (the report goes to reports/TASK/<run-id>/).
+        diagnose: bool, add gradient-flow diagnostics to the report.
+        log: callable for progress lines.
+        **options: text_column, label_column, skip_bad_rows, repair_bio, strategy,
+            mixed_precision (the CLI's flags of the same names).
+
+    Returns:
+        A `Run` (path, report_dir, metrics).
+
+    Raises:
+        elman.UserError: for a bad file, setting or value (the CLI prints its message).
+
+    Example:
+        >>> run = elman.train("sentiment", out="runs/sentiment/mine")
+        >>> run.scores["accuracy"]
+    """
+    from elman import tasks
+    from elman.core import runs
+    from elman.core.run import run as run_task
+
+    train_options = {k: v for k in ("strategy", "mixed_precision")
+                     if (v := options.pop(k, None))}
+    unknown = set(options) - {"text_column", "label_column", "skip_bad_rows", "repair_bio"}
+    if unknown:
+        raise TypeError(f"train() got unexpected arguments: {', '.join(sorted(unknown))}")
+    if resume:
+        cfg = build_config(task, overrides=overrides, resume_dir=out)
+    else:
+        overrides = _override_list(overrides) + [
+            f"train.{k}={json.dumps(v)}" for k, v in train_options.items()]
+        cfg = build_config(task, config, overrides, data=data, validation=validation,
+                           test=test, **options)
+    run_dir, report_dir, _ = runs.resolve_dirs(task, out, reports)
+    cleanup = None
+    if cfg.train.strategy == "multi-worker":  # only the chief writes the real folders
+        from elman.core.distributed import worker_dirs
+
+        run_dir, report_dir, cleanup = worker_dirs(run_dir, report_dir, resume=resume)
+    quiet_tensorflow()
+    try:
+        metrics = run_task(tasks.get(task), cfg, run_dir, report_dir, resume=resume,
+                           diagnose=diagnose, log=log)
+    finally:
+        if cleanup is not None:
+            cleanup()
+    return Run(Path(run_dir), Path(report_dir), metrics)
+
+
+def run_task_name(run_dir):
+    """The task a run folder belongs to (from its run.json)."""
+    from elman.core import runs
+
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise UserError("run folder not found", path=path)
+    return runs.read_run(path)["task"]
+
+
+def load(run_dir):
+    """The predictor of a saved run: `.predict(texts)` gives what `elman predict --format
+    json` prints, one dict per text.
+
+    Example:
+        >>> elman.load("runs/sentiment/demo").predict(["a fine film"])[0]["label"]
+    """
+    from elman import tasks
+
+    quiet_tensorflow()
+    return tasks.get(run_task_name(run_dir)).predictor(run_dir)
+
+
+def evaluate(run_dir, data=None, text_column=None, label_column=None, log=print):
+    """Scores a saved run on labelled data (default: its test, else validation file);
+    returns the `EvalResult` (`.scores`, `.per_class`, `.examples`)."""
+    from elman import tasks
+
+    quiet_tensorflow()
+    task = tasks.get(run_task_name(run_dir))
+    return task.evaluate(run_dir, {"data": data, "text_column": text_column,
+                                   "label_column": label_column}, log=log)
+
+
+def presets(task):
+    """The presets of `task`: {name: its one-line description} (the TOML's first comment)."""
+    from elman import config as config_lib
+    from elman import tasks
+
+    tasks.config_class(task)  # an unknown task is a UserError
+    out = {}
+    for path in sorted(config_lib.CONFIG_DIR.glob("*.toml")):
+        stem = path.stem
+        if stem == task:
+            name = "default"
+        elif stem.startswith(task + "-"):
+            name = stem[len(task) + 1:]
+        else:
+            continue
+        try:
+            values = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError:
+            continue
+        if values.get("task", task) != task:
+            continue
+        out[name] = _first_comment(path)
+    return out
+
+
+def _first_comment(path):
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("#"):
+            return line.lstrip("#").strip()
+        if line:
+            break
+    return ""

@@ -1,0 +1,112 @@
+"""The one run skeleton: what every `elman train` does, whatever the task.
+
+A task supplies only what differs through the hooks of `elman.tasks.base.Task`; this
+module writes the config, the model (atomically), the report with its
+reproducibility block, metrics.json, run.json and the reports index.
+"""
+
+import datetime
+from pathlib import Path
+
+from elman import config as config_lib
+from elman.tasks.base import RunContext
+
+
+def learning_curves_section(history, report_dir):
+    """The "Learning curves" section (the plot written to `report_dir`)."""
+    from elman.core import report as rep
+
+    curves = rep.plot_learning_curves(history, Path(report_dir) / "learning_curves.png")
+    return "## Learning curves\n\n" + f"![learning curves]({curves})"
+
+
+def training_line(result, note=""):
+    """`Trained N epochs (best: epoch B, stopped early); T training tokens/s ...`."""
+    return (f"Trained {result.epochs_run} epochs (best: epoch {result.best_epoch}"
+            f"{', stopped early' if result.stopped_early else ''}); "
+            f"{result.tokens_per_second:,.0f} training tokens/s in this process{note}.")
+
+
+def train_metrics(result):
+    """The metrics.json keys every trained run has, from a TrainResult."""
+    return {"history": result.history, "best_epoch": result.best_epoch,
+            "epochs_run": result.epochs_run,
+            "train_tokens_per_second": result.tokens_per_second}
+
+
+def _diagnostics(cfg, report_dir):
+    from elman.core.diagnostics import gradient_flow, gradient_flow_markdown, plot_gradient_flow
+
+    flow = gradient_flow(units=cfg.encoder.units, seed=cfg.train.seed)
+    plot_gradient_flow(flow, Path(report_dir) / "gradient_flow.png")
+    return "## Gradient flow\n\n" + gradient_flow_markdown(
+        flow, png_name="gradient_flow.png", heading_level=0)
+
+
+def _write_report(task, ctx, parts, diagnose):
+    from elman.core import report as rep
+    from elman.core import runtime
+
+    cfg, main = ctx.cfg, ctx.main
+    data_files = [{"split": n, "source": s.source, "sha256": s.sha256}
+                  for n, s in ctx.splits.items()] + list(parts.data_files)
+    device = runtime.device_summary(cfg.train, ctx.strategy)
+    repro_md, repro = rep.reproducibility(config_lib.dumps_toml(cfg), data_files,
+                                          cfg.train.seed, device)
+    body = "\n\n".join(parts.summary + parts.sections)
+    if diagnose:
+        body += "\n\n" + _diagnostics(cfg, ctx.report_dir)
+    body += "\n\n" + repro_md
+    finished = datetime.datetime.now().isoformat(timespec="seconds")
+    metrics = {"task": task.name, "run_id": ctx.run_dir.name, "run_dir": str(ctx.run_dir),
+               "finished": finished, "split": main.split, "main_metric": main.main_metric,
+               "scores": main.scores, "reproducibility": repro, **parts.metrics}
+    examples = main.examples if parts.examples is None else parts.examples
+    rep.write_report(ctx.report_dir, f"{task.title} report — {ctx.run_dir.name}", body,
+                     metrics, examples)
+    return metrics, finished
+
+
+def run(task, cfg, run_dir, report_dir, resume=False, diagnose=False, log=print):
+    """Trains, saves, scores and reports one run of `task`.
+
+    Args:
+        task: an `elman.tasks.base.Task`.
+        cfg: the task's frozen config.
+        run_dir: str or Path, the run folder (model, vocabularies, checkpoints).
+        report_dir: str or Path, the report folder.
+        resume: bool, continue from the run folder's last committed epoch.
+        diagnose: bool, add the gradient-flow section to the report.
+        log: callable for progress lines.
+
+    Returns:
+        metrics.json's dict, or None when a time budget stopped the run before a
+        model existed (run again with `resume=True`).
+    """
+    from elman.core import runs
+
+    task.check(cfg)
+    ctx = RunContext(cfg=cfg, run_dir=Path(run_dir), report_dir=Path(report_dir),
+                     resume=resume, log=log)
+    ctx.splits = task.load_data(cfg)  # fail fast, before TensorFlow loads
+    from elman.core import runtime
+
+    ctx.strategy = runtime.configure(cfg.train, log)
+    ctx.run_dir.mkdir(parents=True, exist_ok=True)
+    ctx.state = task.prepare(ctx)
+    runs.write_config(ctx.run_dir, cfg)
+    ctx.fitted = task.fit(ctx)
+    if ctx.fitted is None:
+        return None
+    model = task.inference_model(ctx)
+    runs.save_model(model, ctx.run_dir)
+    task.export(ctx, model)
+    ctx.results = task.score(ctx)
+    ctx.report_dir.mkdir(parents=True, exist_ok=True)
+    parts = task.report(ctx)
+    metrics, finished = _write_report(task, ctx, parts, diagnose)
+    runs.write_run_file(ctx.run_dir, {"task": task.name, "run_id": ctx.run_dir.name,
+                                      "report_dir": str(ctx.report_dir),
+                                      "finished": finished, **parts.run_info})
+    log(task.headline(ctx.main) + f"  report: {ctx.report_dir / 'report.md'}")
+    return metrics

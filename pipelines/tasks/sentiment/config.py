@@ -1,0 +1,58 @@
+"""The sentiment task's configuration (no TensorFlow import)."""
+
+import dataclasses
+import typing
+
+from elman.config import (CharsConfig, DataConfig, EmbeddingConfig, EncoderConfig,
+                          TokenizerConfig, TrainConfig)
+
+
+@dataclasses.dataclass(frozen=True)
+class SentimentHeadConfig:
+    """The sentiment classifier's head."""
+
+    pooling: str = "last"  # last (final states), max or mean over positions
+    hidden: int = 64  # dense layer size before the softmax; 0 for none
+    dropout: float = 0.3  # dropout before the softmax
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainConfig:
+    """Masked-word pretraining of the embedding and encoder (elman.models.masked_word_pretrainer).
+
+    Before the classifier trains, its embedding and encoder learn to restore hidden
+    words of the training texts (labels unused) and of `texts`, if given; the
+    validation texts' loss picks the best epoch.
+    """
+
+    epochs: int = 0  # maximum pretraining epochs; 0 turns pretraining off
+    texts: str = ""  # optional UTF-8 file of unlabelled texts, one per line, read besides
+    # the training texts (the vocabulary is still the training data's)
+    rate: float = 0.15  # share of words hidden in each sentence
+    learning_rate: float = 0.001  # Adam learning rate while pretraining
+    batch_size: int = 32  # pretraining batch size
+    dropout: float = 0.1  # dropout between and after the encoder's layers while pretraining
+    transfer: str = "embedding-encoder"  # what the classifier starts from: the pretrained
+    # embedding and encoder, or the embedding alone ("embedding")
+    patience: int = 2  # stop after this many epochs without a lower validation loss
+
+
+@dataclasses.dataclass(frozen=True)
+class SentimentConfig:
+    """Everything a sentiment run needs."""
+
+    choices: typing.ClassVar[dict] = {  # allowed values of this task's own string settings
+        "head.pooling": ("last", "max", "mean"),
+        "pretrain.transfer": ("embedding-encoder", "embedding"),
+    }
+
+    task: str = "sentiment"  # the task name
+    ensemble: int = 1  # members trained with seeds seed, seed+1, ...; the model averages them
+    data: DataConfig = DataConfig()
+    tokenizer: TokenizerConfig = TokenizerConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    chars: CharsConfig = CharsConfig()
+    encoder: EncoderConfig = EncoderConfig()
+    head: SentimentHeadConfig = SentimentHeadConfig()
+    pretrain: PretrainConfig = PretrainConfig()
+    train: TrainConfig = TrainConfig()

@@ -1,0 +1,116 @@
+"""The sentiment report's sections: per-split results, ensemble members, pretraining, data."""
+
+import numpy as np
+
+from elman.core import data as data_stage
+from elman.core import report as rep
+
+
+def data_section(splits, stats, labels, coverage):
+    rows = []
+    for name, split in splits.items():
+        s = stats[name]
+        gold = data_stage.labels(split)
+        counts = {label: gold.count(label) for label in labels}
+        rows.append((name, len(split.items),
+                     ", ".join(f"{k} {v}" for k, v in counts.items()),
+                     f"{s.mean_length:.1f}", s.max_length,
+                     f"{s.truncated_examples} ex / {s.truncated_tokens} tok",
+                     f"{100 * s.oov_rate:.2f}%", len(split.skipped)))
+    md = ["## Data", rep.md_table(["split", "examples", "labels", "mean tokens", "max tokens",
+                                   "truncated", "OOV rate", "skipped rows"], rows)]
+    for name, split in splits.items():
+        if split.skipped:
+            md.append(f"Skipped rows in {name} (`--skip-bad-rows`):")
+            md.append(rep.md_table(["where", "why"], split.skipped[:200]))
+            if len(split.skipped) > 200:
+                md.append(f"... and {len(split.skipped) - 200} more (see metrics.json).")
+    if coverage is not None:
+        md.append(f"Pretrained vectors `{coverage.path}` cover {coverage.found} of "
+                  f"{coverage.vocabulary} vocabulary tokens ({100 * coverage.share:.1f}%; "
+                  f"{coverage.found_lowercased} only after lower-casing).")
+    return "\n\n".join(md)
+
+
+def result_section(result, report_dir, tag):
+    s = result.scores
+    md = [f"## {result.split.capitalize()} results",
+          rep.md_table(["metric", "value"], [(k, v) for k, v in sorted(s.items())]),
+          rep.md_table(["class", "precision", "recall", "F1", "support"],
+                       [(r["class"], r["precision"], r["recall"], r["f1"], r["support"])
+                        for r in result.per_class])]
+    png = rep.plot_confusion(result.extra["confusion"], result.extra["labels"],
+                             report_dir / f"confusion_{tag}.png",
+                             f"Confusion matrix, {result.split} (rows: gold)")
+    md.append(f"![confusion matrix]({png})")
+    if "roc" in result.extra:
+        png = rep.plot_roc(result.extra["roc"], s["roc_auc"], report_dir / f"roc_{tag}.png")
+        md.append(f"![ROC curve]({png})")
+    wrong = sorted((e for e in result.examples if not e["correct"]),
+                   key=lambda e: -e["confidence"])[:10]
+    md.append("Most confidently wrong examples:")
+    md.append(rep.md_table(["text", "gold", "predicted", "confidence", "where"],
+                           [(e["text"][:160], e["gold"], e["predicted"], e["confidence"],
+                             e.get("where", "")) for e in wrong]) if wrong else "(none)")
+    return "\n\n".join(md)
+
+
+def run_line(ctx, classifiers):
+    """The report's first line: the run, the classes and the model in one sentence."""
+    cfg, char_layer = ctx.cfg, ctx.state.char_layer
+    e = cfg.encoder
+    return (f"Run `{ctx.run_dir}` · task **sentiment** · classes: {', '.join(ctx.state.labels)} · "
+            f"model: {e.num_layers}×{'Bi' if e.bidirectional else ''}"
+            f"{e.cell.upper()}({e.units}), pooling {cfg.head.pooling}, "
+            + ("" if char_layer is None else
+               f"char {cfg.chars.features.upper()}({cfg.chars.units}) features over "
+               f"{len(char_layer.chars)} chars, ")
+            + f"{sum(c.count_params() for c in classifiers):,} parameters"
+            + ("." if len(classifiers) == 1 else f" in an ensemble of {len(classifiers)} "
+               "members (probabilities averaged)."))
+
+
+def member_rows(ctx, members):
+    """One row per ensemble member with its own validation accuracy ([] for one model)."""
+    if len(members) < 2:
+        return []
+    index = {label: i for i, label in enumerate(ctx.state.labels)}
+    gold = np.array([index[label] for label in data_stage.labels(ctx.splits["validation"])])
+    rows = []
+    for k, ((seed, r), probs) in enumerate(zip(members,
+                                               ctx.fitted.extra["per_member"]["validation"])):
+        rows.append({"member": k + 1, "seed": seed, "epochs_run": r.epochs_run,
+                     "best_epoch": r.best_epoch, "stopped_early": r.stopped_early,
+                     "validation_accuracy": float(np.mean(probs.argmax(axis=1) == gold))})
+    return rows
+
+
+def members_section(ctx, rows):
+    """The "Ensemble members" section."""
+    return ("## Ensemble members\n\n" + rep.md_table(
+        ["member", "seed", "epochs", "best epoch", "validation accuracy"],
+        [(m["member"], m["seed"], m["epochs_run"], m["best_epoch"], m["validation_accuracy"])
+         for m in rows])
+        + f"\n\nMembers' mean validation accuracy "
+        f"{np.mean([m['validation_accuracy'] for m in rows]):.4f}; the "
+        f"ensemble's {ctx.results['validation'].scores['accuracy']:.4f}.")
+
+
+def pretraining_section(ctx, pretraining, extra_source):
+    """The "Pretraining" section: what was pretrained on and each member's best epoch."""
+    p = ctx.cfg.pretrain
+    return (
+        "## Pretraining\n\n"
+        f"Before training on the labels, the embedding and encoder learned to restore "
+        f"hidden words of the {len(ctx.splits['train'].items)} training texts"
+        + ("" if extra_source is None else
+           f" and {extra_source['texts']} texts of `{extra_source['source']}` "
+           f"({extra_source['blank_lines_skipped']} blank lines skipped)") + " "
+        f"({100 * p.rate:g}% of the words hidden; up to {p.epochs} epochs, best epoch by "
+        "the validation texts' loss). The perplexity is over hidden "
+        "words only.\n\n" + rep.md_table(
+            ["member", "seed", "epochs", "best epoch", "validation loss", "perplexity"],
+            [(k + 1, r["seed"], r["epochs_run"] or "-", r["best_epoch"] or "-",
+              "-" if r["validation_loss"] is None else r["validation_loss"],
+              "-" if r["validation_perplexity"] is None else r["validation_perplexity"])
+             for k, r in enumerate(pretraining)]))
