@@ -26,7 +26,8 @@ from elman.core.html import write_text_atomic
 STATE = "state.json"
 
 
-def _seed_variables(model):
+def seed_variables(model):
+    """The dropout seed-generator variables of a model (restored on resume from state.json)."""
     # Keras does not save dropout seed-generator states in .keras files (3.15); they are
     # kept in state.json so a resumed run draws the same dropout masks.
     return [v for v in model.variables if v.path.endswith("seed_generator_state")]
@@ -147,7 +148,7 @@ def read_state(run_dir):
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-class _EpochCommitter(keras.callbacks.Callback):
+class EpochCommitter(keras.callbacks.Callback):
     """Commits every epoch, tracks the best, stops early and on a NaN loss."""
 
     def __init__(self, ckpt_dir, state, monitor, patience, chief=True, max_seconds=0.0):
@@ -194,7 +195,7 @@ class _EpochCommitter(keras.callbacks.Callback):
         else:
             state["wait"] += 1
         state["files"] = files
-        state["seed_states"] = [v.numpy().tolist() for v in _seed_variables(self.model)]
+        state["seed_states"] = [v.numpy().tolist() for v in seed_variables(self.model)]
         if state["wait"] >= self.patience:
             state["stopped_early"] = True
             self.model.stop_training = True
@@ -262,7 +263,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
             models.import_all()  # registers elman's layers for the checkpoint's config
             model = keras.saving.load_model(ckpt_dir / state["files"]["model"], safe_mode=True,
                                             custom_objects=custom_objects)
-            seeds = _seed_variables(model)
+            seeds = seed_variables(model)
             if len(seeds) != len(state.get("seed_states", [])):
                 raise UserError("the checkpoint does not match this model (dropout layers "
                                 "differ); start a new run", path=ckpt_dir)
@@ -285,7 +286,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
     start = state["epoch"]
     done = state.get("stopped_early") or start >= cfg.epochs
     seconds, tokens = 0.0, 0
-    committer = _EpochCommitter(ckpt_dir, state, cfg.monitor, cfg.patience, chief,
+    committer = EpochCommitter(ckpt_dir, state, cfg.monitor, cfg.patience, chief,
                                 60.0 * getattr(cfg, "max_minutes", 0.0))
     if not done:
         plans = [plan_epoch(lengths, cfg.batch_size, cfg.seed, e, cfg.bucketing)

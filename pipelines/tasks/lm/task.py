@@ -371,7 +371,7 @@ def fit_tbptt(build_and_compile, train_dataset, val_dataset, train_tokens, cfg, 
     import keras
 
     from elman.core import runtime
-    from elman.core.train import TrainResult, _EpochCommitter, _seed_variables, read_state
+    from elman.core.train import TrainResult, EpochCommitter, seed_variables, read_state
 
     run_dir = Path(run_dir)
     ckpt_dir = run_dir / "checkpoints"
@@ -385,7 +385,7 @@ def fit_tbptt(build_and_compile, train_dataset, val_dataset, train_tokens, cfg, 
         import elman.models.language_model  # noqa: F401  (registers LanguageModel)
 
         model = keras.saving.load_model(ckpt_dir / state["files"]["model"], safe_mode=True)
-        seeds = _seed_variables(model)
+        seeds = seed_variables(model)
         if len(seeds) != len(state.get("seed_states", [])):
             raise UserError("the checkpoint does not match this model (dropout layers differ); "
                             "start a new run", path=ckpt_dir)
@@ -401,7 +401,7 @@ def fit_tbptt(build_and_compile, train_dataset, val_dataset, train_tokens, cfg, 
     done = state.get("stopped_early") or start >= cfg.epochs
     seconds, tokens = 0.0, 0
     if not done:
-        committer = _EpochCommitter(ckpt_dir, state, MONITOR, cfg.patience,
+        committer = EpochCommitter(ckpt_dir, state, MONITOR, cfg.patience,
                                     max_seconds=60.0 * cfg.max_minutes)
         callbacks = [_perplexity_callback(val_dataset, committer), committer]
         if tensorboard:
