@@ -13,6 +13,12 @@ from pathlib import Path
 
 from elman.errors import UserError
 
+def _quiet_tensorflow():
+    from elman.api import quiet_tensorflow
+
+    quiet_tensorflow()
+
+
 def cmd_train(args):
     from elman import api
 
@@ -121,6 +127,13 @@ def cmd_diagnose(args):
                                      cells=args.cells)
 
 
+def cmd_distributed(args):
+    from elman.core import distributed
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    return distributed.run_launcher(command, args.workers, args.deadline, args.logs)
+
+
 def cmd_demo(args):
     _quiet_tensorflow()
     from elman import demo
@@ -210,6 +223,14 @@ def build_parser():
     p.add_argument("--cells", default="rnn,lstm,gru",
                    help="comma-separated cells among rnn,lstm,gru (default all)")
     p.set_defaults(func=cmd_diagnose)
+
+    p = sub.add_parser("distributed",
+                       help="run a command as N multi-worker processes on this machine")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--deadline", type=float, default=3600.0, help="seconds")
+    p.add_argument("--logs", default=None, help="folder for worker-N.log")
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_distributed)
 
     p = sub.add_parser("demo", help="train every task on the toy data and write reports")
     p.add_argument("--reports", default="reports")

@@ -169,11 +169,12 @@ def test_two_replicas_take_the_same_step_as_one_device():
 def test_multi_worker_refuses_it_before_reading_data(tmp_path):
     from elman import config as config_lib
     from elman.errors import UserError
-    from elman.tasks.sentiment import task as sentiment
+    from elman import tasks
+    from elman.core.run import run
 
     cfg = config_lib.load_config("sentiment", overrides=[
         "embedding.adversarial=0.1", "train.strategy=multi-worker",
         f"data.train={tmp_path / 'missing.csv'}"])
     with pytest.raises(UserError, match="not available with train.strategy 'multi-worker'"):
-        sentiment.train(cfg, tmp_path / "run", tmp_path / "reports")
+        run(tasks.get("sentiment"), cfg, tmp_path / "run", tmp_path / "reports")
     assert not (tmp_path / "run").exists()

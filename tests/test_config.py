@@ -67,14 +67,11 @@ def test_config_file_errors(tmp_path):
 
 
 def test_data_flag_drops_the_presets_validation_and_test_files():
-    from elman import cli
+    from elman import api
 
-    args = cli.build_parser().parse_args(["train", "sentiment", "--data", "mine.csv"])
-    cfg = config_lib.load_config("sentiment", extra=cli._data_overrides(args))
+    cfg = api.build_config("sentiment", data="mine.csv")
     assert (cfg.data.train, cfg.data.validation, cfg.data.test) == ("mine.csv", "", "")
-    args = cli.build_parser().parse_args(["train", "sentiment", "--data", "a.csv",
-                                          "--test", "b.csv"])
-    cfg = config_lib.load_config("sentiment", extra=cli._data_overrides(args))
+    cfg = api.build_config("sentiment", data="a.csv", test="b.csv")
     assert (cfg.data.validation, cfg.data.test) == ("", "b.csv")
     assert config_lib.load_config("sentiment").data.test.endswith("en/test.csv")
 
@@ -83,8 +80,5 @@ def test_data_flag_drops_the_presets_validation_and_test_files():
                                         ("translation", "model.dropout=1.5"),
                                         ("lm", "train.eval_batch_size=0")])
 def test_range_rules_cover_every_task(task, item):
-    import importlib
-
-    importlib.import_module(f"elman.tasks.{'language_model' if task == 'lm' else task}")
     with pytest.raises(UserError, match=re.escape(f"'{item.split('=')[0]}' must be")):
         config_lib.load_config(task, overrides=[item])

@@ -12,8 +12,8 @@ def test_csv_rows_keep_their_line_numbers_even_with_quoted_newlines(tmp_path):
     path = tmp_path / "a.csv"
     path.write_text('text,label\n"two\nlines",pos\nplain,neg\n', encoding="utf-8")
     split = data.read_labeled_file(path)
-    assert [e.text for e in split.examples] == ["two\nlines", "plain"]
-    assert [e.where.rsplit(":", 1)[1] for e in split.examples] == ["2", "4"]
+    assert [e.text for e in split.items] == ["two\nlines", "plain"]
+    assert [e.where.rsplit(":", 1)[1] for e in split.items] == ["2", "4"]
     assert len(split.sha256) == 64
 
 
@@ -28,7 +28,7 @@ def test_tsv_jsonl_parquet_and_labeled_lines(tmp_path):
     (tmp_path / "a.txt").write_text("pos good\nneg bad  \n", encoding="utf-8")
     for name in ("a.tsv", "a.jsonl", "a.parquet", "a.txt"):
         split = data.read_labeled_file(tmp_path / name)
-        assert [(e.text, e.label) for e in split.examples] == [("good", "pos"), ("bad", "neg")]
+        assert [(e.text, e.label) for e in split.items] == [("good", "pos"), ("bad", "neg")]
 
 
 @pytest.mark.parametrize("content, needle, line", [
@@ -48,7 +48,7 @@ def test_skip_bad_rows_counts_and_lists_them(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("text,label\ngood,pos\n,neg\nbad\nfine,neg\n", encoding="utf-8")
     split = data.read_labeled_file(path, skip_bad_rows=True)
-    assert [e.text for e in split.examples] == ["good", "fine"]
+    assert [e.text for e in split.items] == ["good", "fine"]
     assert [w for w, _ in split.skipped] == [f"{path}:3", f"{path}:4"]
 
 
@@ -66,7 +66,7 @@ def test_unknown_column_names_the_columns(tmp_path):
     with pytest.raises(UserError, match="unknown text column 'text'.*review, label"):
         data.read_labeled_file(path)
     split = data.read_labeled_file(path, text_column="review")
-    assert split.texts == ["good"]
+    assert data.texts(split) == ["good"]
 
 
 def test_empty_and_missing_files(tmp_path):
@@ -87,10 +87,10 @@ def test_carved_validation_is_stratified_seeded_and_disjoint(tmp_path):
     cfg = DataConfig(train=str(path), validation_fraction=0.25)
     one = data.load_classification_splits(cfg, seed=3)
     two = data.load_classification_splits(cfg, seed=3)
-    assert one["validation"].texts == two["validation"].texts
-    assert sorted(one["validation"].labels) == ["neg"] * 2 + ["pos"] * 8  # 10 neg, 30 pos
-    assert not set(one["validation"].texts) & set(one["train"].texts)
-    assert len(one["train"].texts) + len(one["validation"].texts) == 40
+    assert data.texts(one["validation"]) == data.texts(two["validation"])
+    assert sorted(data.labels(one["validation"])) == ["neg"] * 2 + ["pos"] * 8  # 10 neg, 30 pos
+    assert not set(data.texts(one["validation"])) & set(data.texts(one["train"]))
+    assert len(data.texts(one["train"])) + len(data.texts(one["validation"])) == 40
 
 
 def test_label_unseen_in_train_is_an_error(tmp_path):
@@ -127,6 +127,6 @@ def test_hub_dataset_class_labels_are_mapped_to_names(monkeypatch):
     cfg = DataConfig(train="hub:someone/reviews", text_column="sentence", hub_test_split="")
     splits = data.load_classification_splits(cfg, seed=0)
     assert calls == [("someone/reviews", None)]
-    assert splits["train"].labels == ["pos", "neg", "pos", "neg"]
-    assert splits["validation"].texts == ["nice"] and splits["validation"].labels == ["pos"]
-    assert splits["train"].examples[1].where == "hub:someone/reviews[train]:2"
+    assert data.labels(splits["train"]) == ["pos", "neg", "pos", "neg"]
+    assert data.texts(splits["validation"]) == ["nice"] and data.labels(splits["validation"]) == ["pos"]
+    assert splits["train"].items[1].where == "hub:someone/reviews[train]:2"

@@ -25,7 +25,6 @@ excluded, identically for every pipeline. Nothing here is a test: CI only checks
 that the bench runs and writes `reports/bench/bench.json`.
 """
 
-import importlib
 import json
 import os
 import platform
@@ -37,9 +36,6 @@ from elman.core.data import texts as texts_of
 
 ROOT = Path(__file__).resolve().parents[2]
 MAXLEN = 200  # the reference pipeline's fixed length (the common examples' choice)
-TASK_MODULES = (("tagging", "elman.tasks.tagging.task"),
-                ("translation", "elman.tasks.translation.task"),
-                ("lm", "elman.tasks.lm.task"))
 
 
 # ---------------------------------------------------------------- machine facts
@@ -428,32 +424,24 @@ def recurrent_flops(row1, dims, mean_length, quick):
 # ---------------------------------------------------------------- row 4: tasks
 
 def task_benchmarks(quick, log=print):
-    """Calls `benchmark(quick)` of each task module that has one."""
+    """Calls each registered task's `benchmark(quick)` (tasks without one are skipped)."""
+    from elman import tasks
+    from elman.tasks.base import Task
+
     out = {}
-    for name, module_name in TASK_MODULES:
-        if importlib.util.find_spec(module_name) is None:
-            out[name] = {"skipped": f"{module_name} does not exist yet"}
-            continue
-        try:
-            module = importlib.import_module(module_name)
-        except Exception as err:  # a task being written elsewhere must not stop the bench
-            out[name] = {"skipped": f"import failed: {type(err).__name__}: {err}"}
-            continue
-        if not hasattr(module, "benchmark"):
-            out[name] = {"skipped": f"{module_name} has no benchmark()"}
-            continue
+    for name in tasks.names():
+        task = tasks.get(name)
+        if type(task).benchmark is Task.benchmark:
+            continue  # sentiment's rows come from sentiment_row above
         log(f"[4] {name}.benchmark(quick={quick}) ...")
         began = time.perf_counter()
         try:
-            result = module.benchmark(quick=quick)
-            out[name] = _jsonable(result)
-        except Exception as err:
+            out[name] = _jsonable(task.benchmark(quick=quick))
+        except Exception as err:  # one task's failure must not lose the other rows
             out[name] = {"error": f"{type(err).__name__}: {err}"}
         out[name]["_seconds"] = round(time.perf_counter() - began, 1)
     return out
 
-
-# ---------------------------------------------------------------- row 5: sentiment rows
 
 def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=print):
     """Training tokens/s and prediction sentences/s of a preset's sentiment model."""

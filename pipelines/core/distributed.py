@@ -15,11 +15,10 @@ finish (`worker_dirs`).
 with its own TF_CONFIG, waits for them with a deadline and stops them by process id.
 Run it as a program to try multi-worker training on one machine:
 
-    python -m elman.core.distributed --workers 2 -- \\
+    elman distributed --workers 2 -- \\
         elman train sentiment --strategy multi-worker --out runs/sentiment/mw
 """
 
-import argparse
 import dataclasses
 import json
 import os
@@ -194,26 +193,24 @@ def launch(argv, workers=2, deadline_s=600.0, log_dir=None, env=None, cwd=None,
         raise
 
 
-def main(argv=None):
-    """`python -m elman.core.distributed --workers N [--deadline S] -- COMMAND ...`"""
-    parser = argparse.ArgumentParser(
-        prog="python -m elman.core.distributed",
-        description="Run a command as N multi-worker processes on this machine.")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--deadline", type=float, default=3600.0, help="seconds")
-    parser.add_argument("--logs", default=None, help="folder for worker-N.log")
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+def run_launcher(command, workers=2, deadline=3600.0, logs=None, log=print):
+    """`elman distributed --workers N [--deadline S] [--logs DIR] -- COMMAND ...`.
+
+    Runs COMMAND as N multi-worker processes on this machine (one TF_CONFIG each),
+    prints each worker's outcome and the chief's log tail; returns 0 when all exit 0.
+    """
     if not command:
-        parser.error("give the command to run after --")
-    results = launch(command, args.workers, args.deadline, args.logs)
+        raise UserError("give the command to run after --, e.g. elman distributed "
+                        "--workers 2 -- elman train sentiment --strategy multi-worker")
+    results = launch(command, workers, deadline, logs)
     for r in results:
         state = "stopped by the launcher" if r.stopped else f"exit code {r.returncode}"
-        print(f"worker {r.index} (pid {r.pid}): {state}; log {r.log}")
-    print(results[0].log.read_text(encoding="utf-8", errors="replace")[-4000:])
+        log(f"worker {r.index} (pid {r.pid}): {state}; log {r.log}")
+    log(results[0].log.read_text(encoding="utf-8", errors="replace")[-4000:])
     return 0 if all(r.returncode == 0 for r in results) else 1
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the same as `elman distributed ...`
+    from elman import cli
+
+    sys.exit(cli.main(["distributed", *sys.argv[1:]]))

@@ -200,5 +200,6 @@ class Task:
         raise NotImplementedError
 
     def benchmark(self, quick=False, log=print):
-        """Rows for `elman bench` (speed ratios measured side by side). Default: none."""
-        return []
+        """A dict of measurements for `elman bench` (speed ratios measured side by side in
+        one process). Default: the task has no benchmark of its own."""
+        return {}

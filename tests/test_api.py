@@ -1,0 +1,65 @@
+"""The Python API and the CLI are one code path: same predictions, same errors."""
+
+import json
+
+import pytest
+
+import elman
+from elman import cli
+from tests.conftest import TINY_SETTINGS
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    from tests.conftest import NEGATIVE, POSITIVE, write_csv
+
+    tmp = tmp_path_factory.mktemp("api")
+    rows = [(t, "positive") for t in POSITIVE] + [(t, "negative") for t in NEGATIVE]
+    train = write_csv(tmp / "train.csv", rows * 3)
+    test = write_csv(tmp / "test.csv", rows)
+    overrides = dict(item.split("=", 1) for item in TINY_SETTINGS[1::2])
+    run = elman.train("sentiment", data=str(train), validation=str(test), test=str(test),
+                      out=str(tmp / "run"), reports=str(tmp / "reports"),
+                      overrides={k: int(v) for k, v in overrides.items()})
+    return run
+
+
+def test_train_returns_the_run_and_its_metrics(tiny_run):
+    assert (tiny_run.path / "model.keras").is_file()
+    saved = json.loads((tiny_run.report_dir / "metrics.json").read_text())
+    assert tiny_run.metrics["scores"] == saved["scores"]
+    assert tiny_run.scores["accuracy"] == saved["scores"]["accuracy"]
+
+
+def test_cli_and_api_give_identical_predictions(tiny_run, capsys):
+    texts = ["the food was great", "terrible service", "味道很好"]
+    api_out = elman.load(tiny_run.path).predict(texts)
+    capsys.readouterr()
+    assert cli.main(["predict", str(tiny_run.path), "--format", "json", *texts]) == 0
+    cli_out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert cli_out == api_out
+    assert [p["text"] for p in api_out] == texts
+
+
+def test_evaluate_matches_the_cli(tiny_run, capsys):
+    result = elman.evaluate(tiny_run.path)
+    capsys.readouterr()
+    assert cli.main(["evaluate", str(tiny_run.path), "--json"]) == 0
+    out = capsys.readouterr().out  # the summary line, then the scores as JSON
+    assert json.loads(out[out.index("{"):]) == json.loads(
+        json.dumps(result.scores, sort_keys=True))
+
+
+def test_user_errors_carry_the_cli_message(tmp_path, capsys):
+    with pytest.raises(elman.UserError) as caught:
+        elman.load(tmp_path)
+    assert cli.main(["predict", str(tmp_path), "x"]) == 2
+    assert capsys.readouterr().err.strip() == f"elman: error: {caught.value}"
+    with pytest.raises(elman.UserError, match="unknown task 'nope'"):
+        elman.presets("nope")
+
+
+def test_presets_lists_every_preset_with_its_first_comment():
+    presets = elman.presets("sentiment")
+    assert set(presets) >= {"default", "zh", "sst2"}
+    assert all(isinstance(line, str) and line for line in presets.values())
