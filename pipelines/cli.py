@@ -7,9 +7,7 @@ code 2, without a traceback. Heavy imports (TensorFlow) happen after parsing, so
 
 import argparse
 import json
-import os
 import sys
-from pathlib import Path
 
 from elman.errors import UserError
 

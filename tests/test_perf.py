@@ -75,7 +75,7 @@ def test_float16_compiles_with_loss_scaling_and_a_float32_output():
 
 
 def test_flop_counts_per_token():
-    from elman.bench.suite import lstm_flops_per_token
+    from elman.bench.timing import lstm_flops_per_token
 
     # in 3, units 2: 4 gates x (3 + 2) inputs x 2 units multiply-adds = 40, x2 FLOPs
     assert lstm_flops_per_token(3, 2, "lstm", directions=1) == 80

@@ -31,7 +31,7 @@ def _lengths():
     """Real sentence lengths: SST-2 train if present, else the English toy reviews."""
     import numpy as np
 
-    from elman.bench.suite import ROOT
+    from elman.bench.timing import ROOT
 
     sst = ROOT / "../shared/data/sst2/train.txt"
     if sst.is_file():
@@ -63,7 +63,7 @@ def measure_training(kind, lengths, seconds=15.0, batch=32, mixed=None):
     import keras
     import tensorflow as tf
 
-    from elman.bench.suite import _batch_clock, _steady_rate, _warm_up_plan
+    from elman.bench.timing import batch_clock, steady_rate, warm_up_plan
     from elman.core.batching import dataset_from_plan, plan_epoch
 
     keras.mixed_precision.set_global_policy(mixed or "float32")
@@ -86,23 +86,23 @@ def measure_training(kind, lengths, seconds=15.0, batch=32, mixed=None):
         model.compile(optimizer=keras.optimizers.Adam(1e-3, global_clipnorm=1.0))
         y = tf.RaggedTensor.from_row_lengths(rng.integers(1, 9, int(lengths.sum())), lengths)
         desc = "SequenceTagger: embedding 100, BiLSTM(100), softmax head, batch 32"
-    model.fit(dataset_from_plan(ids, y, _warm_up_plan(lengths, batch)), verbose=0, shuffle=False)
+    model.fit(dataset_from_plan(ids, y, warm_up_plan(lengths, batch)), verbose=0, shuffle=False)
     plan = plan_epoch(lengths, batch, 1, 0)
     # time at most `seconds`: size the run from a short probe
     probe = plan[:20]
-    clock = _batch_clock()
+    clock = batch_clock()
     model.fit(dataset_from_plan(ids, y, probe), verbose=0, callbacks=[clock], shuffle=False)
-    rate = max(_steady_rate(clock, [int(lengths[b].sum()) for b in probe]), 1.0)
+    rate = max(steady_rate(clock, [int(lengths[b].sum()) for b in probe]), 1.0)
     mean_batch_tokens = float(lengths.mean()) * batch
     count = int(min(len(plan), max(20, seconds * rate / mean_batch_tokens)))
     plan = plan[:count]
-    clock = _batch_clock()
+    clock = batch_clock()
     began = time.perf_counter()
     model.fit(dataset_from_plan(ids, y, plan), verbose=0, callbacks=[clock], shuffle=False)
     wall = time.perf_counter() - began
     keras.mixed_precision.set_global_policy("float32")
     return {"model": desc, "batches": len(plan), "seconds": round(wall, 2),
-            "tokens_per_s": _steady_rate(clock, [int(lengths[b].sum()) for b in plan]),
+            "tokens_per_s": steady_rate(clock, [int(lengths[b].sum()) for b in plan]),
             "precision": mixed or "float32"}
 
 

@@ -53,8 +53,6 @@ def pretrain(cfg, member_cfg, corpus, encoded, vocabulary_size, initializer, pre
     no labels); the validation texts' loss picks the best epoch. It has its own
     checkpoints under `pretrain_dir`, so an interrupted run resumes inside pretraining.
     """
-    import keras
-
     from elman.models.masked_word_pretrainer import MaskedWordPretrainer
     from elman.core.batching import dataset_from_plan, plan_eval
     from elman.core.train import adam, fit, read_state

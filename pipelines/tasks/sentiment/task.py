@@ -246,7 +246,7 @@ class SentimentTask(Task):
         return results
 
     def report(self, ctx):
-        cfg, state, fitted = ctx.cfg, ctx.state, ctx.fitted
+        state, fitted = ctx.state, ctx.fitted
         members, result = fitted.extra["members"], fitted.result
         classifiers = [r.model for _, r in members]
         member_rows = sentiment_report.member_rows(ctx, members)
