@@ -1,8 +1,7 @@
-"""The embedding stage: a masked trainable embedding, optionally from pretrained vectors."""
+"""Pretrained word vectors (word2vec/GloVe text files) read into an embedding matrix."""
 
 import dataclasses
 
-import keras
 import numpy as np
 
 from elman.errors import UserError
@@ -76,19 +75,3 @@ def read_pretrained(path, vocabulary, dim, seed=0):
                 by_lower.add(i)
     by_lower -= exact
     return matrix, Coverage(str(path), len(exact | by_lower), len(wanted), len(by_lower))
-
-
-def make_embedding(vocabulary_size, cfg, vocabulary=None, seed=0, name="embedding"):
-    """Builds the masked embedding layer from an EmbeddingConfig.
-
-    Returns:
-        (keras.layers.Embedding, Coverage or None)
-    """
-    coverage, initializer = None, "uniform"
-    if cfg.pretrained:
-        matrix, coverage = read_pretrained(cfg.pretrained, vocabulary, cfg.dim, seed)
-        initializer = keras.initializers.Constant(matrix)
-    layer = keras.layers.Embedding(vocabulary_size, cfg.dim, mask_zero=True,
-                                   embeddings_initializer=initializer,
-                                   trainable=cfg.trainable, name=name)
-    return layer, coverage
