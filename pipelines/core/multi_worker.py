@@ -76,11 +76,48 @@ def fit_epochs(model, strategy, dataset, steps, initial_epoch, epochs, validatio
     replicas = strategy.num_replicas_in_sync
     train_data = strategy.distribute_datasets_from_function(
         _split_for_replicas(lambda: dataset, replicas))
-    val_data = None
+    val_data = val_steps = None
     if validation is not None:
         val_steps = int(validation.cardinality())
         val_data = strategy.distribute_datasets_from_function(
             _split_for_replicas(lambda: validation, replicas))
+    train_step, test_step, any_worker = _steps(model, strategy)
+    writers = None
+    if tensorboard_dir is not None:
+        writers = {k: tf.summary.create_file_writer(str(tensorboard_dir / k))
+                   for k in ("train", "validation")}
+    for callback in callbacks:
+        callback.set_model(model)
+    model.stop_training = False
+    iterator = iter(train_data)
+    for epoch in range(initial_epoch, epochs):
+        for callback in callbacks:
+            callback.on_epoch_begin(epoch)
+        logs = _train_epoch(model, train_step, iterator, steps, callbacks)
+        if model.stop_training:
+            break
+        if val_data is not None:
+            logs.update(_validate(model, test_step, val_data, val_steps, callbacks))
+        log(f"epoch {epoch + 1}/{epochs} - " + " - ".join(
+            f"{k}: {v:.4f}" for k, v in sorted(logs.items())))
+        if writers is not None:
+            _write_scalars(writers, logs, epoch)
+        for callback in callbacks:
+            callback.on_epoch_end(epoch, logs)
+        # stop together: a time budget may run out on one worker only, and a worker left
+        # alone would wait for the others forever
+        model.stop_training = bool(any_worker(tf.constant(bool(model.stop_training))))
+        if model.stop_training:
+            break
+
+
+def _steps(model, strategy):
+    """The compiled distributed steps: (train_step, test_step, any_worker).
+
+    Each step runs one global batch on every replica and returns the summed loss and
+    example count; `any_worker(flag)` is True when the flag is set on any worker.
+    """
+    replicas = strategy.num_replicas_in_sync
     optimizer = model.optimizer
     total = tf.distribute.ReduceOp.SUM
 
@@ -120,70 +157,58 @@ def fit_epochs(model, strategy, dataset, steps, initial_epoch, epochs, validatio
                     strategy.reduce(total, n, axis=None))
         return step
 
-    train_step, test_step = reduced(train_replica), reduced(test_replica)
-
     @tf.function
     def any_worker(flag):
         votes = strategy.run(lambda: tf.cast(flag, tf.int32))
         return strategy.reduce(total, votes, axis=None) > 0
 
+    return reduced(train_replica), reduced(test_replica), any_worker
 
-    def metric_values():
-        values = {k: float(v) for k, v in model.get_metrics_result().items() if k != "loss"}
-        for metric in model.metrics:
-            metric.reset_state()
-        return values
 
-    writers = None
-    if tensorboard_dir is not None:
-        writers = {k: tf.summary.create_file_writer(str(tensorboard_dir / k))
-                   for k in ("train", "validation")}
+def _metric_values(model):
+    values = {k: float(v) for k, v in model.get_metrics_result().items() if k != "loss"}
+    for metric in model.metrics:
+        metric.reset_state()
+    return values
+
+
+def _train_epoch(model, train_step, iterator, steps, callbacks):
+    """One epoch of `steps` batches; returns the epoch's logs (mean loss, metrics)."""
+    for metric in model.metrics:
+        metric.reset_state()
+    loss_sum, count = 0.0, 0
+    for batch in range(steps):
+        s, n = train_step(iterator)
+        loss_sum, count = loss_sum + float(s), count + int(n)
+        step_loss = float(s) / max(int(n), 1)
+        for callback in callbacks:
+            callback.on_train_batch_end(batch, {"loss": step_loss})
+        if model.stop_training or not math.isfinite(step_loss):
+            break
+    if model.stop_training:
+        return {}
+    return {"loss": loss_sum / max(count, 1), **_metric_values(model)}
+
+
+def _validate(model, test_step, val_data, val_steps, callbacks):
+    """The validation logs (val_loss and val_ metrics) over `val_steps` batches."""
     for callback in callbacks:
-        callback.set_model(model)
-    model.stop_training = False
-    iterator = iter(train_data)
-    for epoch in range(initial_epoch, epochs):
-        for callback in callbacks:
-            callback.on_epoch_begin(epoch)
-        for metric in model.metrics:
-            metric.reset_state()
-        loss_sum, count = 0.0, 0
-        for batch in range(steps):
-            s, n = train_step(iterator)
-            loss_sum, count = loss_sum + float(s), count + int(n)
-            step_loss = float(s) / max(int(n), 1)
-            for callback in callbacks:
-                callback.on_train_batch_end(batch, {"loss": step_loss})
-            if model.stop_training or not math.isfinite(step_loss):
-                break
-        if model.stop_training:
-            break
-        logs = {"loss": loss_sum / max(count, 1), **metric_values()}
-        if val_data is not None:
-            for callback in callbacks:
-                callback.on_test_begin()
-            val_iterator = iter(val_data)
-            v_sum, v_count = 0.0, 0
-            for _ in range(val_steps):
-                s, n = test_step(val_iterator)
-                v_sum, v_count = v_sum + float(s), v_count + int(n)
-            logs.update({"val_loss": v_sum / max(v_count, 1)})
-            logs.update({"val_" + k: v for k, v in metric_values().items()})
-            for callback in callbacks:
-                callback.on_test_end()
-        log(f"epoch {epoch + 1}/{epochs} - " + " - ".join(
-            f"{k}: {v:.4f}" for k, v in sorted(logs.items())))
-        if writers is not None:
-            for name, writer in writers.items():
-                with writer.as_default():
-                    for key, value in logs.items():
-                        if key.startswith("val_") == (name == "validation"):
-                            tf.summary.scalar("epoch_" + key.removeprefix("val_"), value,
-                                              step=epoch)
-        for callback in callbacks:
-            callback.on_epoch_end(epoch, logs)
-        # stop together: a time budget may run out on one worker only, and a worker left
-        # alone would wait for the others forever
-        model.stop_training = bool(any_worker(tf.constant(bool(model.stop_training))))
-        if model.stop_training:
-            break
+        callback.on_test_begin()
+    val_iterator = iter(val_data)
+    v_sum, v_count = 0.0, 0
+    for _ in range(val_steps):
+        s, n = test_step(val_iterator)
+        v_sum, v_count = v_sum + float(s), v_count + int(n)
+    logs = {"val_loss": v_sum / max(v_count, 1)}
+    logs.update({"val_" + k: v for k, v in _metric_values(model).items()})
+    for callback in callbacks:
+        callback.on_test_end()
+    return logs
+
+
+def _write_scalars(writers, logs, epoch):
+    for name, writer in writers.items():
+        with writer.as_default():
+            for key, value in logs.items():
+                if key.startswith("val_") == (name == "validation"):
+                    tf.summary.scalar("epoch_" + key.removeprefix("val_"), value, step=epoch)

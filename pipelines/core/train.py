@@ -245,8 +245,6 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
         custom_objects: dict passed to load_model on resume (registered classes
             need none).
     """
-    import tensorflow as tf
-
     run_dir = Path(run_dir)
     ckpt_dir = run_dir / "checkpoints"
     ckpt_dir.mkdir(parents=True, exist_ok=True)
@@ -258,18 +256,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                         path=ckpt_dir)
     with scope:
         if state is not None:
-            from elman import models
-
-            models.import_all()  # registers elman's layers for the checkpoint's config
-            model = keras.saving.load_model(ckpt_dir / state["files"]["model"], safe_mode=True,
-                                            custom_objects=custom_objects)
-            seeds = seed_variables(model)
-            if len(seeds) != len(state.get("seed_states", [])):
-                raise UserError("the checkpoint does not match this model (dropout layers "
-                                "differ); start a new run", path=ckpt_dir)
-            for variable, value in zip(seeds, state["seed_states"]):
-                variable.assign(value)
-            log(f"resuming after epoch {state['epoch']} from {ckpt_dir / state['files']['model']}")
+            model = restore_checkpoint(ckpt_dir, state, custom_objects, log)
         else:
             token = _STEPS_PER_EPOCH.set(len(plan_epoch(lengths, cfg.batch_size, cfg.seed, 0,
                                                         cfg.bucketing)))
@@ -284,40 +271,16 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
     multi_worker = strategy is not None and runtime.is_multi_worker(strategy)
     runtime.cudnn_report(model, lengths, log)  # says when a setting disables cuDNN
     start = state["epoch"]
-    done = state.get("stopped_early") or start >= cfg.epochs
-    seconds, tokens = 0.0, 0
     committer = EpochCommitter(ckpt_dir, state, cfg.monitor, cfg.patience, chief,
-                                60.0 * getattr(cfg, "max_minutes", 0.0))
-    if not done:
-        plans = [plan_epoch(lengths, cfg.batch_size, cfg.seed, e, cfg.bucketing)
-                 for e in range(start, cfg.epochs)]
-        steps = len(plans[0])
-        dataset = dataset_from_plan(features, targets, [b for p in plans for b in p])
-        epoch_callbacks = [_EvaluateAveraged(), committer]  # also run by fit_epochs
-        callbacks = list(epoch_callbacks)
-        if tensorboard and chief:
-            callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir / "logs" / "tb"),
-                                                         write_graph=False))
+                               60.0 * getattr(cfg, "max_minutes", 0.0))
+    seconds, tokens = 0.0, 0
+    if not (state.get("stopped_early") or start >= cfg.epochs):
         began = time.perf_counter()
-        if multi_worker:  # model.fit is broken under MultiWorkerMirroredStrategy (Keras 3)
-            from elman.core.multi_worker import fit_epochs
-
-            fit_epochs(model, strategy, dataset, steps, start, cfg.epochs, validation,
-                       epoch_callbacks, log, run_dir / "logs" / "tb" if tensorboard else None)
-        else:
-            model.fit(dataset, epochs=cfg.epochs, initial_epoch=start, steps_per_epoch=steps,
-                      validation_data=validation, callbacks=callbacks, shuffle=False,
-                      verbose=2 if os.environ.get("CI") else 1)
+        _run_epochs(model, features, targets, lengths, validation, cfg, run_dir, start,
+                    committer, strategy if multi_worker else None, chief, tensorboard, log)
         seconds = time.perf_counter() - began
         tokens = int(np.sum(lengths)) * (state["epoch"] - start)
-        if committer.out_of_time and state["epoch"] < cfg.epochs:
-            log(f"stopped after epoch {state['epoch']}: the next epoch would pass "
-                f"train.max_minutes={cfg.max_minutes:g} (--resume continues)")
-        if committer.nan_at is not None:
-            epoch, batch = committer.nan_at
-            raise UserError(f"training stopped: the loss became NaN at epoch {epoch}, batch "
-                            f"{batch}; lower train.learning_rate or keep train.clipnorm on "
-                            f"(the last good epoch is kept in {ckpt_dir})")
+        _after_epochs(committer, state, cfg, ckpt_dir, log)
     if multi_worker and state["files"].get("model"):
         # a plain copy outside the strategy, for prediction and export (each worker reads
         # its own checkpoint: the chief's run folder, or a non-chief's temporary one)
@@ -325,10 +288,61 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                                         custom_objects=custom_objects)
     if state["files"].get("best"):
         model.load_weights(ckpt_dir / state["files"]["best"])
-    del tf
     return TrainResult(model, state["history"], state["best_epoch"], state["epoch"],
                        bool(state.get("stopped_early")), seconds,
                        tokens / seconds if seconds else 0.0)
+
+
+def restore_checkpoint(ckpt_dir, state, custom_objects=None, log=print):
+    """The model of the last committed epoch, with its dropout seed states (safe mode)."""
+    from elman import models
+
+    models.import_all()  # registers elman's layers for the checkpoint's config
+    model = keras.saving.load_model(ckpt_dir / state["files"]["model"], safe_mode=True,
+                                    custom_objects=custom_objects)
+    seeds = seed_variables(model)
+    if len(seeds) != len(state.get("seed_states", [])):
+        raise UserError("the checkpoint does not match this model (dropout layers "
+                        "differ); start a new run", path=ckpt_dir)
+    for variable, value in zip(seeds, state["seed_states"]):
+        variable.assign(value)
+    log(f"resuming after epoch {state['epoch']} from {ckpt_dir / state['files']['model']}")
+    return model
+
+
+def _run_epochs(model, features, targets, lengths, validation, cfg, run_dir, start,
+                committer, multi_worker_strategy, chief, tensorboard, log):
+    """Runs epochs start..cfg.epochs (model.fit, or the multi-worker loop)."""
+    plans = [plan_epoch(lengths, cfg.batch_size, cfg.seed, e, cfg.bucketing)
+             for e in range(start, cfg.epochs)]
+    steps = len(plans[0])
+    dataset = dataset_from_plan(features, targets, [b for p in plans for b in p])
+    epoch_callbacks = [_EvaluateAveraged(), committer]  # also run by fit_epochs
+    callbacks = list(epoch_callbacks)
+    if tensorboard and chief:
+        callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir / "logs" / "tb"),
+                                                     write_graph=False))
+    if multi_worker_strategy is not None:  # model.fit is broken there (Keras 3)
+        from elman.core.multi_worker import fit_epochs
+
+        fit_epochs(model, multi_worker_strategy, dataset, steps, start, cfg.epochs, validation,
+                   epoch_callbacks, log, run_dir / "logs" / "tb" if tensorboard else None)
+    else:
+        model.fit(dataset, epochs=cfg.epochs, initial_epoch=start, steps_per_epoch=steps,
+                  validation_data=validation, callbacks=callbacks, shuffle=False,
+                  verbose=2 if os.environ.get("CI") else 1)
+
+
+def _after_epochs(committer, state, cfg, ckpt_dir, log):
+    """Says why training stopped short: the time budget, or a NaN loss (a UserError)."""
+    if committer.out_of_time and state["epoch"] < cfg.epochs:
+        log(f"stopped after epoch {state['epoch']}: the next epoch would pass "
+            f"train.max_minutes={cfg.max_minutes:g} (--resume continues)")
+    if committer.nan_at is not None:
+        epoch, batch = committer.nan_at
+        raise UserError(f"training stopped: the loss became NaN at epoch {epoch}, batch "
+                        f"{batch}; lower train.learning_rate or keep train.clipnorm on "
+                        f"(the last good epoch is kept in {ckpt_dir})")
 
 
 class _null_scope:
