@@ -5,7 +5,9 @@ import json
 import pytest
 
 from elman.errors import UserError
-from elman.tasks.tagging.data import read_conll, read_conllu, read_hf_dataset, read_jsonl, read_tagged_file, split_raw_text
+from elman.tasks.tagging.data import read_hf_dataset
+from elman.tasks.tagging.readers import read_conll, read_conllu, read_jsonl, read_tagged_file
+from elman.tasks.tagging.text import split_raw_text
 
 CONLL = """-DOCSTART- -X- -X- O
 

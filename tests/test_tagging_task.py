@@ -13,7 +13,7 @@ import pytest
 
 from elman import cli
 from elman.tasks.tagging import schemes as tag_schemes
-from elman.tasks.tagging.data import split_raw_text
+from elman.tasks.tagging.text import split_raw_text
 
 TINY = ["--set", "embedding.dim=8", "--set", "encoder.units=8", "--set", "chars.units=4",
         "--set", "chars.embedding_dim=4", "--set", "train.batch_size=8", "--set",
@@ -218,22 +218,25 @@ def test_scheme_round_trip(tmp_path, capsys, scheme):
 
 
 def test_repair_bio_flag_is_counted_without_training(tmp_path):
+    from elman import api
     from elman import config as config_lib
-    from elman.tasks.tagging import task as tagging
+    from elman.tasks.tagging.data import load_splits
+    from elman.tasks.tagging.report import data_summary
+    from elman.tasks.tagging.vocab import build_vocabularies
 
     path = write_conll(tmp_path / "t.conll", [(["Mary", "met", "Tom"], ["I-PER", "O", "I-PER"]),
                                              (["Rome"], ["B-LOC"])])
     args = cli.build_parser().parse_args(["train", "tagging", "--data", str(path),
                                           "--repair-bio"])
-    cfg = config_lib.load_config("tagging", None, [], extra=cli._data_overrides(args))
+    cfg = api.build_config("tagging", data=args.data, repair_bio=args.repair_bio)
     assert cfg.data.repair_bio and cfg.data.train == str(path)
-    splits, scheme = tagging.load_splits(
+    splits, scheme = load_splits(
         config_lib.load_config("tagging", None, ["data.scheme=BIO"], extra={
             "data": {"train": str(path), "validation": str(path), "repair_bio": True}}).data)
-    assert scheme == "BIO" and splits["train"].stats["repaired_tags"] == 2
-    assert splits["train"].sentences[0]["tags"] == ["B-PER", "O", "B-PER"]
-    vocab, counts = tagging.build_vocabularies(cfg, splits["train"].sentences, scheme)
-    md, info = tagging.data_summary(splits, vocab, counts, None)
+    assert scheme == "BIO" and splits["train"].counts["repaired_tags"] == 2
+    assert splits["train"].items[0]["tags"] == ["B-PER", "O", "B-PER"]
+    vocab, counts = build_vocabularies(cfg, splits["train"].items, scheme)
+    md, info = data_summary(splits, vocab, counts, None)
     assert info["train"]["repaired_tags"] == 2 and "--repair-bio" in md
 
 

@@ -50,6 +50,57 @@ def _make_layer(name, units, seed, explode_radius):
     return keras.layers.SimpleRNN(activation="linear", **common)
 
 
+def _check_arguments(cells, units, length, clip_norm, explode_radius):
+    """Validates gradient_flow's arguments; returns the clipping threshold."""
+    for name in cells:
+        if name not in CELLS:
+            raise ValueError(f"Expected cells to be among {set(CELLS)}. Received: cell={name!r}")
+    if not cells and explode_radius is None:
+        raise ValueError("Expected at least one cell. Received: cells=()")
+    if int(units) < 1 or int(length) < 2:
+        raise ValueError(f"Expected units >= 1 and length >= 2. Received: units={units}, "
+                         f"length={length}")
+    clip = 1.0 if clip_norm is None else float(clip_norm)
+    if not clip > 0:
+        raise ValueError(f"Expected clip_norm > 0. Received: clip_norm={clip_norm}")
+    if explode_radius is not None and not explode_radius > 0:
+        raise ValueError(f"Expected explode_radius > 0. Received: explode_radius={explode_radius}")
+    return clip
+
+
+def _measure(layer, x, clip, far):
+    """One layer's input-gradient norms by distance from the last step, and clipping's effect."""
+    import tensorflow as tf
+
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        loss = tf.reduce_sum(layer(x))
+    grads = tape.gradient(loss, [x] + list(layer.trainable_weights))
+    gx, gw = grads[0], grads[1:]
+    # Distance d from the last step: position length - 1 - d.
+    norms = tf.norm(gx[0], axis=-1).numpy()[::-1].astype(float)
+    (gx_clipped,), gx_global = tf.clip_by_global_norm([gx], clip)
+    clipped = tf.norm(gx_clipped[0], axis=-1).numpy()[::-1].astype(float)
+    gw_clipped, gw_global = tf.clip_by_global_norm(gw, clip)
+    gx_global, gw_global = float(gx_global), float(gw_global)
+    zeros = [d for d, v in enumerate(norms) if v == 0.0]
+
+    def ratio(v):
+        return float(v[far] / v[0]) if v[0] > 0 else None
+
+    return {
+        "norms": [float(v) for v in norms],
+        "clipped_norms": [float(v) for v in clipped],
+        "input_grad_global_norm": gx_global,
+        "clip_scale": min(1.0, clip / gx_global) if gx_global > 0 else 1.0,
+        "weight_grad_global_norm": gw_global,
+        "weight_grad_global_norm_clipped": float(tf.linalg.global_norm(gw_clipped)),
+        "far_near_ratio": ratio(norms),
+        "far_near_ratio_clipped": ratio(clipped),
+        "underflow_from": zeros[0] if zeros else None,
+    }
+
+
 def gradient_flow(cells=CELLS, units=32, length=120, seed=0, clip_norm=None,
                   explode_radius=1.2):
     """Measures ‖∂loss/∂x_t‖ against the distance from the last step, with and without clipping.
@@ -81,19 +132,7 @@ def gradient_flow(cells=CELLS, units=32, length=120, seed=0, clip_norm=None,
         True
     """
     cells = tuple(cells)
-    for name in cells:
-        if name not in CELLS:
-            raise ValueError(f"Expected cells to be among {set(CELLS)}. Received: cell={name!r}")
-    if not cells and explode_radius is None:
-        raise ValueError("Expected at least one cell. Received: cells=()")
-    if int(units) < 1 or int(length) < 2:
-        raise ValueError(f"Expected units >= 1 and length >= 2. Received: units={units}, "
-                         f"length={length}")
-    clip = 1.0 if clip_norm is None else float(clip_norm)
-    if not clip > 0:
-        raise ValueError(f"Expected clip_norm > 0. Received: clip_norm={clip_norm}")
-    if explode_radius is not None and not explode_radius > 0:
-        raise ValueError(f"Expected explode_radius > 0. Received: explode_radius={explode_radius}")
+    clip = _check_arguments(cells, units, length, clip_norm, explode_radius)
 
     import numpy as np
     import tensorflow as tf
@@ -113,34 +152,8 @@ def gradient_flow(cells=CELLS, units=32, length=120, seed=0, clip_norm=None,
     }
     for name in names:
         layer = _make_layer(name, units, seed, explode_radius)
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            loss = tf.reduce_sum(layer(x))
-        grads = tape.gradient(loss, [x] + list(layer.trainable_weights))
-        gx, gw = grads[0], grads[1:]
-        # Distance d from the last step: position length - 1 - d.
-        norms = tf.norm(gx[0], axis=-1).numpy()[::-1].astype(float)
-        (gx_clipped,), gx_global = tf.clip_by_global_norm([gx], clip)
-        clipped = tf.norm(gx_clipped[0], axis=-1).numpy()[::-1].astype(float)
-        gw_clipped, gw_global = tf.clip_by_global_norm(gw, clip)
-        gx_global, gw_global = float(gx_global), float(gw_global)
-        zeros = [d for d, v in enumerate(norms) if v == 0.0]
-
-        def ratio(v):
-            return float(v[far] / v[0]) if v[0] > 0 else None
-
-        result["cells"][name] = {
-            "label": _LABELS.get(name) or _explode_label(explode_radius),
-            "norms": [float(v) for v in norms],
-            "clipped_norms": [float(v) for v in clipped],
-            "input_grad_global_norm": gx_global,
-            "clip_scale": min(1.0, clip / gx_global) if gx_global > 0 else 1.0,
-            "weight_grad_global_norm": gw_global,
-            "weight_grad_global_norm_clipped": float(tf.linalg.global_norm(gw_clipped)),
-            "far_near_ratio": ratio(norms),
-            "far_near_ratio_clipped": ratio(clipped),
-            "underflow_from": zeros[0] if zeros else None,
-        }
+        result["cells"][name] = {"label": _LABELS.get(name) or _explode_label(explode_radius),
+                                 **_measure(layer, x, clip, far)}
     return result
 
 

@@ -209,75 +209,102 @@ def markdown_to_html(markdown_text, base_dir="."):
     lines = markdown_text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     blocks, i, used_ids = [], 0, {}
     while i < len(lines):
-        line = lines[i]
-        if not line.strip():
+        if not lines[i].strip():
             i += 1
             continue
-        fence = _FENCE.match(line)
-        if fence:
-            marker, lang = fence.group(1), fence.group(2)
-            body, i = [], i + 1
-            while i < len(lines) and not lines[i].strip().startswith(marker):
-                body.append(lines[i])
-                i += 1
-            i += 1  # the closing fence (or the end of the text)
-            cls = f' class="language-{html.escape(lang)}"' if lang else ""
-            blocks.append(f"<pre><code{cls}>{html.escape(chr(10).join(body), quote=False)}"
-                          "</code></pre>")
-            continue
-        heading = _HEADING.match(line)
-        if heading:
-            level, text = len(heading.group(1)), heading.group(2)
-            slug = re.sub(r"[^\w]+", "-", text.lower()).strip("-") or "section"
-            used_ids[slug] = used_ids.get(slug, 0) + 1
-            if used_ids[slug] > 1:
-                slug = f"{slug}-{used_ids[slug]}"
-            blocks.append(f'<h{level} id="{html.escape(slug)}">'
-                          f"{_inline(text, base_dir)}</h{level}>")
-            i += 1
-            continue
-        if _HR.match(line):
-            blocks.append("<hr>")
-            i += 1
-            continue
-        if line.lstrip().startswith("|") and i + 1 < len(lines) and _TABLE_SEP.match(lines[i + 1]):
-            rows = [lines[i], lines[i + 1]]
-            i += 2
-            while i < len(lines) and lines[i].strip().startswith("|"):
-                rows.append(lines[i])
-                i += 1
-            blocks.append(_table(rows, base_dir))
-            continue
-        if line.lstrip().startswith(">"):
-            quoted = []
-            while i < len(lines) and lines[i].lstrip().startswith(">"):
-                quoted.append(re.sub(r"^\s*>\s?", "", lines[i]))
-                i += 1
-            blocks.append(f"<blockquote>\n{markdown_to_html(chr(10).join(quoted), base_dir)}"
-                          "\n</blockquote>")
-            continue
-        item_re = _BULLET if _BULLET.match(line) else _ORDERED if _ORDERED.match(line) else None
-        if item_re is not None:
-            tag = "ul" if item_re is _BULLET else "ol"
-            items = []
-            while i < len(lines):
-                m = item_re.match(lines[i])
-                if m:
-                    items.append([m.group(2)])
-                elif lines[i].strip() and lines[i][:1] in " \t" and items:
-                    items[-1].append(lines[i].strip())  # continuation of the item
-                else:
-                    break
-                i += 1
-            blocks.append(f"<{tag}>\n" + "\n".join(
-                f"<li>{_paragraph_html(item, base_dir)}</li>" for item in items) + f"\n</{tag}>")
-            continue
-        para = []
-        while i < len(lines) and lines[i].strip() and (not para or not _is_block_start(lines, i)):
-            para.append(lines[i])
-            i += 1
-        blocks.append(f"<p>{_paragraph_html(para, base_dir)}</p>")
+        for block in _BLOCKS:
+            found = block(lines, i, base_dir, used_ids)
+            if found is not None:
+                text, i = found
+                blocks.append(text)
+                break
     return "\n".join(blocks)
+
+
+def _fence_block(lines, i, base_dir, used_ids):
+    fence = _FENCE.match(lines[i])
+    if not fence:
+        return None
+    marker, lang = fence.group(1), fence.group(2)
+    body, i = [], i + 1
+    while i < len(lines) and not lines[i].strip().startswith(marker):
+        body.append(lines[i])
+        i += 1
+    cls = f' class="language-{html.escape(lang)}"' if lang else ""
+    return (f"<pre><code{cls}>{html.escape(chr(10).join(body), quote=False)}</code></pre>",
+            i + 1)  # past the closing fence (or the end of the text)
+
+
+def _heading_block(lines, i, base_dir, used_ids):
+    heading = _HEADING.match(lines[i])
+    if not heading:
+        return None
+    level, text = len(heading.group(1)), heading.group(2)
+    slug = re.sub(r"[^\w]+", "-", text.lower()).strip("-") or "section"
+    used_ids[slug] = used_ids.get(slug, 0) + 1
+    if used_ids[slug] > 1:
+        slug = f"{slug}-{used_ids[slug]}"
+    return f'<h{level} id="{html.escape(slug)}">{_inline(text, base_dir)}</h{level}>', i + 1
+
+
+def _rule_block(lines, i, base_dir, used_ids):
+    return ("<hr>", i + 1) if _HR.match(lines[i]) else None
+
+
+def _table_block(lines, i, base_dir, used_ids):
+    if not (lines[i].lstrip().startswith("|") and i + 1 < len(lines)
+            and _TABLE_SEP.match(lines[i + 1])):
+        return None
+    rows = [lines[i], lines[i + 1]]
+    i += 2
+    while i < len(lines) and lines[i].strip().startswith("|"):
+        rows.append(lines[i])
+        i += 1
+    return _table(rows, base_dir), i
+
+
+def _quote_block(lines, i, base_dir, used_ids):
+    if not lines[i].lstrip().startswith(">"):
+        return None
+    quoted = []
+    while i < len(lines) and lines[i].lstrip().startswith(">"):
+        quoted.append(re.sub(r"^\s*>\s?", "", lines[i]))
+        i += 1
+    return (f"<blockquote>\n{markdown_to_html(chr(10).join(quoted), base_dir)}\n</blockquote>",
+            i)
+
+
+def _list_block(lines, i, base_dir, used_ids):
+    line = lines[i]
+    item_re = _BULLET if _BULLET.match(line) else _ORDERED if _ORDERED.match(line) else None
+    if item_re is None:
+        return None
+    tag = "ul" if item_re is _BULLET else "ol"
+    items = []
+    while i < len(lines):
+        m = item_re.match(lines[i])
+        if m:
+            items.append([m.group(2)])
+        elif lines[i].strip() and lines[i][:1] in " \t" and items:
+            items[-1].append(lines[i].strip())  # continuation of the item
+        else:
+            break
+        i += 1
+    return (f"<{tag}>\n" + "\n".join(f"<li>{_paragraph_html(item, base_dir)}</li>"
+                                      for item in items) + f"\n</{tag}>", i)
+
+
+def _paragraph_block(lines, i, base_dir, used_ids):
+    para = []
+    while i < len(lines) and lines[i].strip() and (not para or not _is_block_start(lines, i)):
+        para.append(lines[i])
+        i += 1
+    return f"<p>{_paragraph_html(para, base_dir)}</p>", i
+
+
+# tried in this order; a paragraph takes whatever no other block claims
+_BLOCKS = (_fence_block, _heading_block, _rule_block, _table_block, _quote_block, _list_block,
+           _paragraph_block)
 
 
 def render_html(title, markdown_text, base_dir):

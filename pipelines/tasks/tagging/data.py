@@ -1,345 +1,41 @@
-"""Readers of tagged corpora: CoNLL columns, CoNLL-U, JSON lines, Hugging Face datasets.
+"""The tagging task's data: tagged sentences from files, dataset folders or the hub.
 
-Every reader returns a list of sentences, each a dict
-`{"tokens": [str, ...], "tags": [str, ...], "source": "file:line"}` (the line of
-the sentence's first token; for a Hugging Face dataset `"name[split]:row"`, rows
-counted from 0). Entity tags are checked against the file's scheme and returned
-in BIO (IOB2), the scheme the tagger trains on (`tag_schemes.from_bio` converts
-back). Mistakes in the data raise `UserError` with the file and line.
-
-`stats`, where a reader takes it, is a dict the reader adds its counts to, so
-that nothing skipped goes unreported: `sentences`, `tokens`, `docstart_lines`,
-`comment_lines`, `multiword_tokens`, `empty_nodes`, `repaired_tags`,
-`ill_formed_tags`, and `scheme` (the scheme read).
-
-Example:
-
-```python
-stats = {}
-sentences = read_tagged_file("data/ner/train.conll", repair=True, stats=stats)
-sentences[0]  # {'tokens': ['EU', 'rejects', ...], 'tags': ['B-ORG', 'O', ...],
-              #  'source': 'data/ner/train.conll:3'}
-```
+Each split is an `elman.core.split.Split` whose items are sentences
+`{"tokens": [...], "tags": [...] (entity tags in BIO), "source": "file:line"}` and whose
+counts are what the reader counted (`elman.tasks.tagging.readers`). Entity tags are
+read in the corpus's scheme (BIO, IOB1, BIOES: given, or guessed on train) and kept in
+BIO; free tags (POS) are taken as they are.
 """
 
-import json
-import re
+import dataclasses
 from pathlib import Path
 
+from elman.core.split import Split, carve, sha256
 from elman.errors import UserError
+from elman.tasks.tagging import readers
 from elman.tasks.tagging import schemes as tag_schemes
 
-FORMATS = ("conll", "conllu", "jsonl")
-EXTENSIONS = {
-    ".conll": "conll",
-    ".txt": "conll",
-    ".bio": "conll",
-    ".conllu": "conllu",
-    ".jsonl": "jsonl",
-    ".json": "jsonl",
-}
-_SCHEMES = ("BIO", "IOB2", "IOB1", "BIOES", "IOBES", "auto", None)
-_COLUMNS = re.compile(r"[ \t]+")  # not str.split(): U+3000 and NBSP can be tokens
-_CONLLU_FIELDS = {"upos": 3, "xpos": 4}
+LOCAL_HINT = ("--data train.conll --validation dev.conll (CoNLL, CoNLL-U, JSONL, or a "
+              "save_to_disk folder)")
 
 
-def _count(stats, key, n=1):
-    if stats is not None:
-        stats[key] = stats.get(key, 0) + n
+def entity_like(tags):
+    """Whether every tag is `O` or a `B-`, `I-`, `E-`, `S-` + type entity tag."""
+    return all(t == "O" or (isinstance(t, str) and len(t) > 2 and t[1] == "-" and t[0] in "BIES")
+               for t in tags)
 
 
-def _read_lines(path):
-    """(line number, text) for each line of a UTF-8 file, without line endings."""
-    path = Path(path)
-    if not path.exists():
-        raise UserError("File not found.", path=path)
-    if not path.is_file():
-        raise UserError("Expected a file, found a directory or something else.", path=path)
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-        raise UserError(
-            f"Not valid UTF-8 (byte 0x{data[error.start]:02x} at byte {column} of the line); "
-            "save the file as UTF-8.", path=path, line=line) from None
-    text = text.removeprefix("\ufeff")
-    return [(number, line.rstrip("\r")) for number, line in enumerate(text.split("\n"), 1)]
+def where(source):
+    """(path, line) of a sentence's source "file:line" (line None when not a number)."""
+    path, _, line = str(source).rpartition(":")
+    return (path, int(line)) if line.isdigit() and path else (str(source), None)
 
 
-def _check_scheme(scheme):
-    if scheme not in _SCHEMES:
-        raise ValueError(
-            "Expected scheme to be one of {'BIO', 'IOB2', 'IOB1', 'BIOES', 'IOBES', 'auto', "
-            f"None}}. Received: scheme={scheme!r}"
-        )
-
-
-def _finish(raw, path, scheme, strict, repair, stats):
-    """Checks the tags of raw sentences against `scheme` and returns them in BIO.
-
-    `raw` holds dicts with tokens, tags, source and `lines` (the line of each
-    token, or None when only the sentence's place is known).
-    """
-
-    def fail(message, sentence, position):
-        if sentence["lines"] is None:
-            raise UserError(f"{message} (token {position + 1})", path=sentence["source"])
-        raise UserError(message, path=path, line=sentence["lines"][position])
-
-    for sentence in raw:
-        for position, (token, tag) in enumerate(zip(sentence["tokens"], sentence["tags"])):
-            if not isinstance(token, str) or not token:
-                fail(f"Expected a non-empty token string, found {token!r}.", sentence, position)
-            if not isinstance(tag, str) or not tag:
-                fail(f"Expected a non-empty tag string, found {tag!r}.", sentence, position)
-    if scheme is not None and scheme != "auto":
-        scheme = tag_schemes.normalize_scheme(scheme)
-    if scheme is not None:
-        for sentence in raw:
-            for position, tag in enumerate(sentence["tags"]):
-                try:
-                    tag_schemes.split_tag(tag, None if scheme == "auto" else scheme)
-                except ValueError as error:
-                    fail(str(error), sentence, position)
-    if scheme == "auto":
-        scheme = tag_schemes.detect_scheme(s["tags"] for s in raw)
-    if stats is not None:
-        stats["scheme"] = scheme
-    sentences = []
-    for sentence in raw:
-        tags = list(sentence["tags"])
-        if scheme is not None:
-            canonical = tag_schemes.from_bio(tag_schemes.to_bio(tags, scheme), scheme)
-            wrong = [i for i, (a, b) in enumerate(zip(tags, canonical)) if a != b]
-            if wrong and strict and not repair:
-                position = wrong[0]
-                if scheme == "BIO":
-                    message = tag_schemes.validate_bio(tags)[0][1]
-                else:
-                    before = "at the start" if position == 0 else f"after {tags[position - 1]!r}"
-                    message = f"{tags[position]!r} {before} is not valid {scheme}"
-                hint = ("; pass repair=True to read it as conlleval does, or check the "
-                        f"scheme (scheme='auto' guesses it)")
-                fail(f"Ill-formed tags: {message}{hint}.", sentence, position)
-            if wrong:
-                _count(stats, "repaired_tags" if repair else "ill_formed_tags", len(wrong))
-            if scheme != "BIO" or repair:
-                tags = tag_schemes.to_bio(tags, scheme)
-        _count(stats, "sentences")
-        _count(stats, "tokens", len(tags))
-        sentences.append({"tokens": list(sentence["tokens"]), "tags": tags,
-                          "source": sentence["source"]})
-    return sentences
-
-
-def read_conll(path, tag_column=-1, scheme="BIO", strict=True, repair=False, stats=None):
-    """Reads a CoNLL column file: one token per line, blank lines between sentences.
-
-    The first column is the token, `tag_column` the tag; columns are separated by
-    spaces or tabs and every line must have as many as the file's first line.
-    `-DOCSTART-` lines are skipped (and counted). A character-per-line Chinese file
-    is the same format with one character per line.
-
-    Args:
-        path: str or Path, the file.
-        tag_column: int, index of the tag column (negative counts from the end).
-            Default -1 (the last column).
-        scheme: str or None, the tag scheme: "BIO" (or "IOB2"), "IOB1", "BIOES"
-            (or "IOBES"), "auto" (guessed) or None (free labels such as POS tags,
-            not checked). Default "BIO".
-        strict: bool, raise on an ill-formed sequence such as `I-X` after `O`.
-            Default True.
-        repair: bool, instead turn ill-formed sequences into their `conlleval`
-            reading (`I-X` after `O` becomes `B-X`) and count them. Default False.
-        stats: dict or None, receives counts (see the module docstring). Default None.
-
-    Returns:
-        A list of `{"tokens", "tags", "source"}` dicts.
-
-    Example:
-
-    ```python
-    read_conll("train.conll", tag_column=3, scheme="IOB1")
-    ```
-    """
-    _check_scheme(scheme)
-    raw, rows = [], []
-    expected = None
-
-    def flush():
-        if rows:
-            raw.append({"tokens": [r[1] for r in rows], "tags": [r[2] for r in rows],
-                        "lines": [r[0] for r in rows], "source": f"{path}:{rows[0][0]}"})
-            rows.clear()
-
-    for number, line in _read_lines(path):
-        stripped = line.strip(" \t")
-        if not stripped:
-            flush()
-            continue
-        fields = _COLUMNS.split(stripped)
-        if fields[0] == "-DOCSTART-":
-            flush()
-            _count(stats, "docstart_lines")
-            continue
-        if expected is None:
-            expected = (len(fields), number)
-            if len(fields) < 2:
-                raise UserError(
-                    "Expected at least 2 columns (token and tag) separated by spaces or tabs, "
-                    f"found {len(fields)}.", path=path, line=number)
-            if not -len(fields) <= tag_column < len(fields) or tag_column % len(fields) == 0:
-                raise UserError(
-                    f"tag_column={tag_column} is not a tag column of this {len(fields)}-column "
-                    "file (column 0 is the token).", path=path, line=number)
-        elif len(fields) != expected[0]:
-            raise UserError(
-                f"Expected {expected[0]} columns like line {expected[1]}, found {len(fields)}.",
-                path=path, line=number)
-        rows.append((number, fields[0], fields[tag_column]))
-    flush()
-    return _finish(raw, path, scheme, strict, repair, stats)
-
-
-def read_conllu(path, field="upos", stats=None):
-    """Reads a CoNLL-U file (Universal Dependencies) as words tagged with UPOS or XPOS.
-
-    Comment lines (`#`) are skipped; multiword token lines (`3-4`) and empty nodes
-    (`8.1`) are not words and are skipped; all three are counted.
-
-    Args:
-        path: str or Path, the file.
-        field: str, "upos" or "xpos". Default "upos".
-        stats: dict or None, receives counts (see the module docstring). Default None.
-
-    Returns:
-        A list of `{"tokens", "tags", "source"}` dicts.
-
-    Example:
-
-    ```python
-    read_conllu("en_ewt-ud-train.conllu", field="xpos")
-    ```
-    """
-    if field not in _CONLLU_FIELDS:
-        raise ValueError(
-            f"Expected field to be one of {set(_CONLLU_FIELDS)}. Received: field={field!r}"
-        )
-    column = _CONLLU_FIELDS[field]
-    raw, rows = [], []
-
-    def flush():
-        if rows:
-            raw.append({"tokens": [r[1] for r in rows], "tags": [r[2] for r in rows],
-                        "lines": [r[0] for r in rows], "source": f"{path}:{rows[0][0]}"})
-            rows.clear()
-
-    for number, line in _read_lines(path):
-        if not line.strip():
-            flush()
-            continue
-        if line.startswith("#"):
-            _count(stats, "comment_lines")
-            continue
-        fields = line.split("\t")
-        if len(fields) != 10:
-            raise UserError(
-                f"Expected 10 tab-separated columns (CoNLL-U), found {len(fields)}.",
-                path=path, line=number)
-        word_id = fields[0]
-        if re.fullmatch(r"\d+-\d+", word_id):
-            _count(stats, "multiword_tokens")
-            continue
-        if re.fullmatch(r"\d+\.\d+", word_id):
-            _count(stats, "empty_nodes")
-            continue
-        if not word_id.isdigit():
-            raise UserError(f"Expected a word ID (1, 2, ... or 3-4 or 8.1), found {word_id!r}.",
-                            path=path, line=number)
-        if fields[column] == "_":
-            raise UserError(f"This word has no {field.upper()} ('_').", path=path, line=number)
-        rows.append((number, fields[1], fields[column]))
-    flush()
-    return _finish(raw, path, None, True, False, stats)
-
-
-def _json_records(path):
-    """(line, object) for each record of a JSON-lines file or a JSON array file."""
-    lines = _read_lines(path)
-    text = "\n".join(line for _, line in lines)
-    if not text.lstrip().startswith("["):
-        for number, line in lines:
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as error:
-                raise UserError(f"Invalid JSON: {error.msg} (column {error.colno}).",
-                                path=path, line=number) from None
-        return
-    decoder = json.JSONDecoder()
-    position = text.index("[") + 1
-    while True:
-        while position < len(text) and text[position] in " \t\r\n,":
-            position += 1
-        if position < len(text) and text[position] == "]":
-            return
-        line = text.count("\n", 0, position) + 1
-        try:
-            record, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as error:
-            raise UserError(f"Invalid JSON: {error.msg}.", path=path, line=error.lineno) from None
-        yield line, record
-
-
-def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=True,
-               repair=False, stats=None):
-    """Reads JSON lines `{"tokens": [...], "tags": [...]}`, one sentence per line.
-
-    A `.json` file holding one JSON array of such objects is read too.
-
-    Args:
-        path: str or Path, the file.
-        tokens_key: str, the key of the token list. Default "tokens".
-        tags_key: str, the key of the tag list. Default "tags".
-        scheme: str or None, the tag scheme (see `read_conll`). Default "BIO".
-        strict: bool, raise on an ill-formed tag sequence. Default True.
-        repair: bool, repair ill-formed sequences and count them. Default False.
-        stats: dict or None, receives counts (see the module docstring). Default None.
-
-    Returns:
-        A list of `{"tokens", "tags", "source"}` dicts.
-
-    Example:
-
-    ```python
-    read_jsonl("train.jsonl", tags_key="ner_tags")
-    ```
-    """
-    _check_scheme(scheme)
-    raw = []
-    for number, record in _json_records(path):
-        if not isinstance(record, dict):
-            raise UserError(f"Expected a JSON object with {tokens_key!r} and {tags_key!r}, "
-                            f"found {type(record).__name__}.", path=path, line=number)
-        for key in (tokens_key, tags_key):
-            if key not in record:
-                raise UserError(f"Missing key {key!r} (keys: {sorted(record)}).",
-                                path=path, line=number)
-            if not isinstance(record[key], list):
-                raise UserError(f"Expected {key!r} to be a list, found "
-                                f"{type(record[key]).__name__}.", path=path, line=number)
-        tokens, tags = record[tokens_key], record[tags_key]
-        if not tokens:
-            raise UserError(f"Empty sentence: {tokens_key!r} is an empty list.",
-                            path=path, line=number)
-        if len(tokens) != len(tags):
-            raise UserError(f"{len(tokens)} tokens but {len(tags)} tags.", path=path, line=number)
-        raw.append({"tokens": tokens, "tags": tags, "lines": [number] * len(tokens),
-                    "source": f"{path}:{number}"})
-    return _finish(raw, path, scheme, strict, repair, stats)
+def _cli_hint(error):
+    """Rewrites the reader's API hint (repair=True) into the command-line words."""
+    message = error.message.replace("pass repair=True", "use --repair-bio (data.repair_bio)")
+    message = message.replace("scheme='auto' guesses it", "data.scheme = \"auto\" guesses it")
+    return UserError(message, path=error.path, line=error.line)
 
 
 def _class_names(feature):
@@ -377,7 +73,7 @@ def read_hf_dataset(dataset, split=None, tokens_column="tokens", tags_column="ne
     read_hf_dataset(datasets.load_dataset("conll2003"), split="train")
     ```
     """
-    _check_scheme(scheme)
+    readers.check_scheme(scheme)
     if isinstance(dataset, dict):
         if split not in dataset:
             raise UserError(f"Expected split to be one of {sorted(dataset)}. "
@@ -409,75 +105,220 @@ def read_hf_dataset(dataset, split=None, tokens_column="tokens", tags_column="ne
             raise UserError(f"Column {tags_column!r} has non-string tags and no ClassLabel "
                             "names to map them to.", path=source)
         raw.append({"tokens": tokens, "tags": tags, "lines": None, "source": source})
-    return _finish(raw, label, scheme, strict, repair, stats)
+    return readers.finish_sentences(raw, label, scheme, strict, repair, stats)
 
 
-def read_tagged_file(path, format=None, **options):
-    """Reads a tagged corpus, its format guessed from the extension.
 
-    `.conll`, `.txt`, `.bio` are CoNLL columns (`read_conll`), `.conllu` is
-    CoNLL-U (`read_conllu`), `.jsonl` and `.json` are JSON lines (`read_jsonl`).
+def format_of(data, path):
+    """The format of one data source: conll, conllu, jsonl, hf (a folder) or hub.
 
     Args:
-        path: str or Path, the file.
-        format: str or None, "conll", "conllu" or "jsonl" to override the
-            extension. Default None.
-        **options: passed to the reader (e.g. `tag_column`, `scheme`, `repair`,
-            `field`, `tokens_key`, `stats`).
-
-    Returns:
-        A list of `{"tokens", "tags", "source"}` dicts.
-
-    Example:
-
-    ```python
-    read_tagged_file("train.conllu", field="upos")
-    ```
+        data: TaggingDataConfig.
+        path: str, the file, dataset folder or hub:NAME.
     """
-    if format is None:
-        suffix = Path(path).suffix.lower()
-        if suffix not in EXTENSIONS:
-            raise UserError(
-                f"Cannot tell the format from the extension {suffix!r}; expected one of "
-                f"{sorted(EXTENSIONS)}, or set the format ({', '.join(FORMATS)}).", path=path)
-        format = EXTENSIONS[suffix]
-    readers = {"conll": read_conll, "conllu": read_conllu, "jsonl": read_jsonl}
-    if format not in readers:
-        raise ValueError(
-            f"Expected format to be one of {set(FORMATS)}. Received: format={format!r}")
-    return readers[format](path, **options)
+    if path.startswith("hub:"):
+        return "hub"
+    if data.format == "hf" or (data.format == "auto" and Path(path).is_dir()):
+        return "hf"
+    if data.format != "auto":
+        return data.format
+    suffix = Path(path).suffix.lower()
+    if suffix not in readers.EXTENSIONS:
+        if not Path(path).exists():
+            raise UserError("file not found", path=path)
+        raise UserError(f"cannot tell the format from the extension {suffix!r}; expected one of "
+                        f"{', '.join(sorted(readers.EXTENSIONS))} or a dataset folder, "
+                        "or set data.format (conll, conllu, jsonl, hf)", path=path)
+    return readers.EXTENSIONS[suffix]
 
 
-_CJK = "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef" \
-       "\U00020000-\U0002ffff"
-_LATIN_WORD_CHAR = rf"(?:(?![{_CJK}])\w)"
-_RAW_TOKEN = re.compile(
-    rf"[{_CJK}]"  # a CJK character (or full-width punctuation) on its own
-    r"|(?:[^\W\d_]\.){2,}"  # an abbreviation with dots: U.S., e.g.
-    r"|\d+(?:[.,]\d+)+"  # a number with separators: 3.5, 1,000
-    rf"|{_LATIN_WORD_CHAR}+(?:['’\-]{_LATIN_WORD_CHAR}+)*"  # a word: don't, York-based
-    rf"|[^\s{_CJK}]"  # any other symbol, one by one
-)
+def _tag_key(data, fmt):
+    if fmt == "conll":
+        value = data.tag_column or "-1"
+        try:
+            return int(value)
+        except ValueError:
+            raise UserError(f"data.tag_column must be a column number for CoNLL files "
+                            f"(0 is the token, -1 the last); got {value!r}") from None
+    if data.tag_column:
+        return data.tag_column
+    return "tags" if fmt == "jsonl" else "ner_tags"
 
 
-def split_raw_text(text):
-    """Splits raw text into the tokens the tagger expects.
+def _load_dataset_object(data, path):
+    """A datasets.Dataset or DatasetDict from a save_to_disk folder or hub:NAME."""
+    if path.startswith("hub:"):
+        from elman.core.hub import load_hub
 
-    Latin-script words and numbers stay whole, punctuation is split off, and CJK
-    characters (Chinese, Japanese kana, full-width punctuation) become one token
-    each, so mixed text works too.
+        return load_hub(path[4:], data.hub_config, local_hint=LOCAL_HINT)
+    import datasets
+
+    if not Path(path).is_dir():
+        raise UserError("dataset folder not found (expected a folder written by "
+                        "datasets' save_to_disk)", path=path)
+    try:
+        return datasets.load_from_disk(path)
+    except Exception as err:  # FileNotFoundError, ValueError from datasets
+        raise UserError(f"not a saved Hugging Face dataset folder: {err}", path=path) from None
+
+
+def _read_any(data, source, scheme, stats, split=None, loaded=None, name="train"):
+    """Reads one split with the reader its format needs; returns the sentences."""
+    fmt = format_of(data, source)
+    repair = data.repair_bio
+    try:
+        if fmt in ("hf", "hub"):
+            dataset = loaded if loaded is not None else _load_dataset_object(data, source)
+            if isinstance(dataset, dict) and split is None:
+                split = getattr(data, f"hub_{name}_split") or data.hub_train_split
+            return read_hf_dataset(
+                dataset, split=split, tokens_column=data.tokens_column,
+                tags_column=_tag_key(data, fmt), scheme=scheme, strict=data.strict,
+                repair=repair, stats=stats)
+        if fmt == "conllu":
+            return readers.read_conllu(source, field=data.conllu_field, stats=stats)
+        if fmt == "jsonl":
+            return readers.read_jsonl(source, tokens_key=data.tokens_column,
+                                      tags_key=_tag_key(data, fmt), scheme=scheme,
+                                      strict=data.strict, repair=repair, stats=stats)
+        return readers.read_conll(source, tag_column=_tag_key(data, fmt), scheme=scheme,
+                                  strict=data.strict, repair=repair, stats=stats)
+    except UserError as err:
+        raise _cli_hint(err) from None
+
+
+def _decide_scheme(data, source, loaded=None, split=None):
+    """The input scheme: the configured one, or guessed on the training split.
+
+    Returns None for free tags (POS): CoNLL-U files, `scheme = "none"`, or `auto`
+    on a corpus whose tags are not all `O` / `B-`, `I-`, `E-`, `S-` + type.
+    """
+    if format_of(data, source) == "conllu":
+        return None
+    if data.scheme != "auto":
+        return None if data.scheme == "none" else tag_schemes.normalize_scheme(data.scheme)
+    raw = _read_any(data, source, None, {}, split=split, loaded=loaded)
+    tags = [s["tags"] for s in raw]
+    if not all(entity_like(t) for t in tags):
+        return None
+    return tag_schemes.detect_scheme(tags)
+
+
+def _file_sha256(source):
+    return sha256(source) if Path(source).is_file() else ""
+
+
+def _read_split(data, name, path, source, scheme, sha, split=None, loaded=None):
+    """One Split of the sentences read from `path` (the reader's counts on it)."""
+    stats = {}
+    sentences = _read_any(data, path, scheme, stats, split=split, loaded=loaded, name=name)
+    return Split(name, sentences, source, sha, counts=stats)
+
+
+def _dataset_dict_splits(data, loaded, scheme):
+    """The splits of a DatasetDict, by name (a split given as a file is read later)."""
+    splits = {}
+    for name in ("train", "validation", "test"):
+        wanted = getattr(data, f"hub_{name}_split")
+        if name != "train" and (getattr(data, name) or not wanted or wanted not in loaded):
+            continue
+        if wanted not in loaded:
+            raise UserError(f"the dataset has no split '{wanted}'; it has "
+                            f"{', '.join(loaded)} (set data.hub_{name}_split)", path=data.train)
+        splits[name] = _read_split(data, name, data.train, f"{data.train}[{wanted}]", scheme,
+                                   "", split=wanted, loaded=loaded)
+    return splits
+
+
+def _carve_counts(sentences):
+    return {"sentences": len(sentences), "tokens": sum(len(s["tokens"]) for s in sentences)}
+
+
+def load_splits(data, seed=0, scheme=None, for_training=True):
+    """Reads train/validation/test from a data config.
 
     Args:
-        text: str, the text.
+        data: TaggingDataConfig.
+        seed: int, seeds the carving of a validation split.
+        scheme: str or None, an explicit scheme to read with ("BIO", "IOB1",
+            "BIOES" or "none"); None decides from the config (guessing on train).
+        for_training: bool, also require and carve a validation split.
 
     Returns:
-        A list of str.
-
-    Example:
-
-    ```python
-    split_raw_text("Alice visited the U.S. in 2019, then 北京。")
-    # ['Alice', 'visited', 'the', 'U.S.', 'in', '2019', ',', 'then', '北', '京', '。']
-    ```
+        (dict split name → `elman.core.split.Split` of sentences, scheme or None for
+        free tags)
     """
-    return _RAW_TOKEN.findall(text)
+    if not data.train:
+        raise UserError("no training data: give --data FILE (or a dataset folder, or hub:NAME) "
+                        "or set data.train")
+    loaded = None
+    if format_of(data, data.train) in ("hf", "hub"):
+        loaded = _load_dataset_object(data, data.train)
+    if scheme is None:
+        scheme = _decide_scheme(data, data.train, loaded)
+    elif scheme == "none":
+        scheme = None
+    if isinstance(loaded, dict):  # a DatasetDict: splits by name unless files are given
+        splits = _dataset_dict_splits(data, loaded, scheme)
+    else:
+        splits = {"train": _read_split(data, "train", data.train, data.train, scheme,
+                                       _file_sha256(data.train), loaded=loaded)}
+    for name in ("validation", "test"):
+        source = getattr(data, name)
+        if source:
+            splits[name] = _read_split(data, name, source, source, scheme, _file_sha256(source))
+    for split in splits.values():
+        if scheme is not None:  # entity tags as their conlleval reading in well-formed BIO
+            for sentence in split.items:
+                sentence["tags"] = tag_schemes.to_bio(sentence["tags"], "BIO")
+        if not split.items:
+            raise UserError(f"the {split.name} data holds no sentences", path=split.source)
+    if for_training and "validation" not in splits:
+        splits["train"], splits["validation"] = carve(
+            splits["train"], data.validation_fraction, seed, what="sentences",
+            counts=_carve_counts)
+    return splits, scheme
+
+
+def check_known_tags(splits, tags, entity):
+    """Validation/test tags the training split never had are an error (file:line).
+
+    Args:
+        splits: dict of split name → Split.
+        tags: list of str, the run's tags (BIO for entity tags).
+        entity: bool, whether the tags are entity tags.
+    """
+    known = set(tags)
+    for name in ("validation", "test"):
+        split = splits.get(name)
+        if split is None:
+            continue
+        for sentence in split.items:
+            for position, tag in enumerate(sentence["tags"]):
+                if tag not in known:
+                    path, line = where(sentence["source"])
+                    shown = tag[2:] if entity else tag
+                    what = "entity type" if entity else "tag"
+                    raise UserError(f"{what} '{shown}' (token {position + 1} of the sentence "
+                                    f"starting here) never appears in the training "
+                                    f"data ({name} split), so the model cannot learn it",
+                                    path=path, line=line)
+
+
+def evaluation_data(data, path, overrides, column_settings):
+    """The data settings that read one file (or a dataset's test split) to evaluate on.
+
+    Args:
+        data: the run's TaggingDataConfig.
+        path: str, the file, dataset folder or hub:NAME.
+        overrides: dict, "text_column" and "label_column" as `elman evaluate` got them.
+        column_settings: (tokens setting, tags setting) the two column flags set.
+    """
+    # a dataset dict (folder or hub) is scored on its test split, else its validation split
+    data = dataclasses.replace(data, train=path, validation="", test="",
+                               hub_train_split=data.hub_test_split or data.hub_validation_split,
+                               hub_validation_split="", hub_test_split="")
+    for flag, setting in zip(("text_column", "label_column"), column_settings):
+        if overrides.get(flag):
+            data = dataclasses.replace(data, **{setting: str(overrides[flag])})
+    return data

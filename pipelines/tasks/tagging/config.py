@@ -1,0 +1,89 @@
+"""The tagging task's configuration (no TensorFlow import)."""
+
+import dataclasses
+import typing
+
+from elman.config import EncoderConfig, TrainConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class TaggingDataConfig:
+    """Where the tagged sentences come from and how to read them."""
+
+    train: str = ""  # file, a folder written by datasets' save_to_disk, or hub:NAME
+    validation: str = ""  # same kinds; empty: carve `validation_fraction` off train
+    test: str = ""  # same kinds; empty: no test split (the report uses validation)
+    format: str = "auto"  # auto (extension; a folder is hf), conll, conllu, jsonl, hf
+    tag_column: str = ""  # conll: tag column index (default -1, the last); jsonl/hf: tags key
+    tokens_column: str = "tokens"  # jsonl/hf: the key or column holding the token list
+    conllu_field: str = "upos"  # CoNLL-U: upos or xpos
+    scheme: str = "auto"  # auto (guessed on train), BIO, IOB1, BIOES, none (free tags: POS)
+    strict: bool = True  # an ill-formed sequence (I-X after O) is an error
+    repair_bio: bool = False  # --repair-bio: read I-X after O as B-X and count it
+    validation_fraction: float = 0.1  # share of train held out when no validation is given
+    hub_config: str = ""  # configuration name of a hub dataset
+    hub_train_split: str = "train"  # split of a dataset dict used for training
+    hub_validation_split: str = "validation"  # split used for validation ("" to carve)
+    hub_test_split: str = "test"  # split used for testing ("" for none)
+
+
+@dataclasses.dataclass(frozen=True)
+class WordVocabularyConfig:
+    """The word vocabulary (built on the training split only)."""
+
+    lowercase: bool = False  # capitalisation matters for NER: keep case by default
+    min_count: int = 1  # words seen fewer times in train map to OOV
+    max_words: int = 50000  # vocabulary cap, padding and OOV included
+
+
+@dataclasses.dataclass(frozen=True)
+class CharFeaturesConfig:
+    """Character-level word features (models.CharWordFeatures)."""
+
+    features: str = "lstm"  # none, lstm (char BiLSTM) or cnn (char CNN + max pooling)
+    embedding_dim: int = 25  # char embedding size
+    units: int = 25  # char LSTM units per direction, or CNN filters
+    max_word_length: int = 20  # chars per word kept (longer words are cut; positions stay)
+    lowercase: bool = False  # lower-case before the char lookup
+
+
+@dataclasses.dataclass(frozen=True)
+class TaggingEmbeddingConfig:
+    """The word embedding."""
+
+    dim: int = 100  # embedding size (a pretrained file must match it)
+    pretrained: str = ""  # word2vec/GloVe text file; empty: random initialisation
+    trainable: bool = True  # fine-tune the embedding during training
+    word_dropout: float = 0.0  # share of words fed as OOV while training (trains the OOV vector)
+
+
+@dataclasses.dataclass(frozen=True)
+class TaggingHeadConfig:
+    """The output layer."""
+
+    type: str = "crf"  # softmax (independent tags) or crf
+    constraint: str = "auto"  # CRF only. auto: BIO constraints for entity tags; BIO; none
+
+
+@dataclasses.dataclass(frozen=True)
+class TaggingConfig:
+    """Everything a tagging run needs."""
+
+    choices: typing.ClassVar[dict] = {  # allowed values of this task's own string settings
+        "data.format": ("auto", "conll", "conllu", "jsonl", "hf"),
+        "data.conllu_field": ("upos", "xpos"),
+        "data.scheme": ("auto", "BIO", "IOB2", "IOB1", "BIOES", "IOBES", "none"),
+        "chars.features": ("none", "lstm", "cnn"),
+        "head.type": ("softmax", "crf"),
+        "head.constraint": ("auto", "BIO", "none"),
+        "encoder.merge_mode": ("concat",),
+    }
+
+    task: str = "tagging"  # the task name
+    data: TaggingDataConfig = TaggingDataConfig()
+    vocabulary: WordVocabularyConfig = WordVocabularyConfig()
+    chars: CharFeaturesConfig = CharFeaturesConfig()
+    embedding: TaggingEmbeddingConfig = TaggingEmbeddingConfig()
+    encoder: EncoderConfig = EncoderConfig()
+    head: TaggingHeadConfig = TaggingHeadConfig()
+    train: TrainConfig = TrainConfig()

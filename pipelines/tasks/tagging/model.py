@@ -1,0 +1,147 @@
+"""The tagging task's model: sentences to id tensors, the SequenceTagger from the config,
+and tagging in length-sorted batches with one traced step."""
+
+import weakref
+
+from elman.errors import UserError
+
+
+def encode(vocab, token_lists, with_chars, tag_lists=None):
+    """Ragged id tensors of sentences.
+
+    Args:
+        vocab: Vocabularies.
+        token_lists: list of lists of str.
+        with_chars: bool, add the char ids [sentences, words, chars].
+        tag_lists: list of lists of str (BIO for entity tags), or None.
+
+    Returns:
+        (features, targets or None, lengths): features is the ragged word ids, or
+        with chars a dict {"words", "chars"}.
+    """
+    import numpy as np
+    import tensorflow as tf
+
+    lengths = np.array([len(t) for t in token_lists], np.int64)
+    flat = [vocab.word_id(tok) for tokens in token_lists for tok in tokens]
+    words = tf.RaggedTensor.from_row_lengths(np.asarray(flat, np.int32), lengths)
+    features = words
+    if with_chars:
+        char_rows = [vocab.char_ids(tok) for tokens in token_lists for tok in tokens]
+        char_lengths = np.array([len(r) for r in char_rows], np.int64)
+        values = np.fromiter((c for row in char_rows for c in row), np.int32,
+                             count=int(char_lengths.sum()))
+        chars = tf.RaggedTensor.from_nested_row_lengths(values, [lengths, char_lengths])
+        features = {"words": words, "chars": chars}
+    targets = None
+    if tag_lists is not None:
+        ids = np.asarray([vocab.tag_id(t) for tags in tag_lists for t in tags], np.int32)
+        targets = tf.RaggedTensor.from_row_lengths(ids, lengths)
+    return features, targets, lengths
+
+
+_TAGGING_FUNCTIONS = {}  # (id(model), with chars) → (weak reference to the model, function)
+
+
+def _tagging_function(model, features):
+    """A compiled step that tags one padded batch, traced once for any batch shape.
+
+    `model.predict_on_batch` traces again for each new batch shape (length-sorted
+    batches all differ); this function has a shape-free input signature instead.
+    """
+    import tensorflow as tf
+
+    key = (id(model), isinstance(features, dict))
+    cached = _TAGGING_FUNCTIONS.get(key)
+    if cached is not None and cached[0]() is model:
+        return cached[1]
+    words = tf.TensorSpec((None, None), tf.int32, name="words")
+    if isinstance(features, dict):
+        spec = {"words": words, "chars": tf.TensorSpec((None, None, None), tf.int32,
+                                                       name="chars")}
+    else:
+        spec = words
+    function = tf.function(lambda x: model.predict_step((x,)), input_signature=[spec],
+                           reduce_retracing=True)
+    _TAGGING_FUNCTIONS[key] = (weakref.ref(model), function)
+    return function
+
+
+def predict_tag_ids(model, features, lengths, batch_size=256):
+    """Tag ids of every sentence (list of int arrays), in length-sorted batches.
+
+    Args:
+        model: a SequenceTagger.
+        features: ragged word ids, or a dict {"words", "chars"} of ragged ids (see
+            `encode`).
+        lengths: array of int, the number of words of each sentence.
+        batch_size: int, sentences per batch. Default 256.
+    """
+    import numpy as np
+
+    from elman.core.batching import dataset_from_plan, plan_eval
+
+    plan = plan_eval(lengths, batch_size)
+    out = [None] * len(lengths)
+    step = _tagging_function(model, features)
+    for indices, batch in zip(plan, dataset_from_plan(features, None, plan)):
+        ids = np.asarray(step(batch))
+        for row, index in enumerate(indices):
+            out[index] = ids[row, : lengths[index]]
+    return out
+
+
+def _constraint(cfg, vocab):
+    if cfg.head.type != "crf" or cfg.head.constraint == "none":
+        return None
+    if cfg.head.constraint == "BIO" and not vocab.entity:
+        raise UserError("head.constraint = \"BIO\" needs entity tags (O, B-X, I-X); these "
+                        "tags are free labels: use head.constraint = \"auto\" or \"none\"")
+    return "BIO" if vocab.entity else None
+
+
+def build_model(cfg, vocab):
+    """A compiled SequenceTagger for the config and vocabularies.
+
+    Args:
+        cfg: TaggingConfig.
+        vocab: `elman.tasks.tagging.vocab.Vocabularies`.
+    """
+    import keras
+
+    from elman.core.train import adam
+    from elman.models.sequence_tagger import SequenceTagger
+
+    chars = cfg.chars.features
+    model = SequenceTagger(
+        len(vocab.words), len(vocab.tags), embedding_dim=cfg.embedding.dim,
+        cell=cfg.encoder.cell, units=cfg.encoder.units, num_layers=cfg.encoder.num_layers,
+        bidirectional=cfg.encoder.bidirectional, dropout=cfg.encoder.dropout,
+        recurrent_dropout=cfg.encoder.recurrent_dropout,
+        head=cfg.head.type, char_features=chars,
+        char_vocabulary_size=len(vocab.chars) if chars != "none" else None,
+        char_embedding_dim=cfg.chars.embedding_dim, char_units=cfg.chars.units,
+        tag_names=vocab.tags, constraint=_constraint(cfg, vocab),
+        embedding_trainable=cfg.embedding.trainable, word_dropout=cfg.embedding.word_dropout,
+        name="sequence_tagger")
+    model.compile(
+        optimizer=adam(cfg.train),
+        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+    return model
+
+
+def describe_model(cfg, params=None):
+    """The model in one line ("word embedding 50 + char BiLSTM(25) → ..."), with the
+    parameter count when `params` is given.
+
+    Args:
+        cfg: TaggingConfig.
+        params: int or None, the model's parameter count.
+    """
+    enc = cfg.encoder
+    chars = "no char features" if cfg.chars.features == "none" else (
+        f"char {'BiLSTM' if cfg.chars.features == 'lstm' else 'CNN'}({cfg.chars.units})")
+    text = (f"word embedding {cfg.embedding.dim} + {chars} → {enc.num_layers}×"
+            f"{'Bi' if enc.bidirectional else ''}{enc.cell.upper()}({enc.units}) → "
+            f"{cfg.head.type.upper() if cfg.head.type == 'crf' else 'softmax'}")
+    return text + (f", {params:,} parameters" if params is not None else "")

@@ -1,0 +1,92 @@
+"""A saved tagging run: raw texts (or token lists) in, tags and entities out.
+
+Splitting raw text into words (or Chinese characters) and building the char-id tensor
+happen in Python, so no raw-strings-in model is exported for this task: a string-in
+graph would have to reproduce `split_raw_text`'s Unicode rules in TensorFlow ops, and
+callers who already have tokens would pay for it.
+"""
+
+from elman.errors import UserError
+from elman.tasks.base import Predictor
+from elman.tasks.tagging.model import encode, predict_tag_ids
+from elman.tasks.tagging.scoring import to_output
+from elman.tasks.tagging.text import entities_of, split_raw_text
+from elman.tasks.tagging.vocab import Vocabularies
+
+
+class TaggingPredictor(Predictor):
+    """Tags raw texts with a saved tagging run.
+
+    Args:
+        run_dir: str or Path, the run folder (model.keras and the vocabulary files).
+
+    Example:
+        >>> TaggingPredictor("runs/tagging/demo").predict(["Mary visited Paris"])
+        [{'text': 'Mary visited Paris', 'tokens': ['Mary', 'visited', 'Paris'],
+          'tags': ['B-PER', 'O', 'B-LOC'], 'entities': [...]}]
+    """
+
+    task = "tagging"
+
+    def __init__(self, run_dir):
+        super().__init__(run_dir)
+        self.vocab = Vocabularies.load(self.run_dir)
+
+    def tag_internal(self, token_lists, batch_size=256):
+        """Tags (BIO for entity tags) of each sentence.
+
+        Args:
+            token_lists: list of lists of str.
+            batch_size: int, sentences per batch.
+        """
+        with_chars = self.model.char_features != "none"
+        features, _, lengths = encode(self.vocab, token_lists, with_chars)
+        ids = predict_tag_ids(self.model, features, lengths, batch_size)
+        return [[self.vocab.tags[i] for i in row] for row in ids]
+
+    def tag(self, token_lists, batch_size=256):
+        """Tags of each sentence in the run's input scheme (BIO, IOB1, BIOES or free).
+
+        Args:
+            token_lists: list of lists of str.
+            batch_size: int, sentences per batch.
+        """
+        return [to_output(tags, self.vocab.scheme)
+                for tags in self.tag_internal(token_lists, batch_size)]
+
+    def predict(self, texts):
+        """One {"text", "tokens", "tags" (the input's scheme), "entities"} dict per text.
+
+        Args:
+            texts: list of str, raw texts (split with `split_raw_text`).
+        """
+        token_lists = []
+        for i, text in enumerate(texts, start=1):
+            tokens = split_raw_text(text)
+            if not tokens:
+                raise UserError(f"text {i} is empty; expected some text to tag")
+            token_lists.append(tokens)
+        out = []
+        for text, tokens, tags in zip(texts, token_lists, self.tag_internal(token_lists)):
+            out.append({"text": text, "tokens": tokens,
+                        "tags": to_output(tags, self.vocab.scheme),
+                        "entities": entities_of(tokens, tags, text) if self.vocab.entity
+                        else []})
+        return out
+
+    def format_text(self, prediction):
+        """`token/tag ...`, then one `  TYPE<TAB>text<TAB>(tokens i-j)` line per entity."""
+        lines = [" ".join(f"{tok}/{tag}"
+                          for tok, tag in zip(prediction["tokens"], prediction["tags"]))]
+        for entity in prediction["entities"]:
+            where = (f"token {entity['end']}" if entity["end"] - entity["start"] == 1
+                     else f"tokens {entity['start'] + 1}-{entity['end']}")
+            lines.append(f"  {entity['type']}\t{entity['text']}\t({where})")
+        if not prediction["entities"] and self.vocab.entity:
+            lines.append("  (no entities)")
+        return "\n".join(lines)
+
+    def format_conll(self, prediction):
+        """`token<TAB>tag` lines and the blank line that ends the sentence (CoNLL)."""
+        return "".join(f"{token}\t{tag}\n"
+                       for token, tag in zip(prediction["tokens"], prediction["tags"]))

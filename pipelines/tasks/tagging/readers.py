@@ -1,0 +1,380 @@
+"""Readers of tagged corpus files: CoNLL columns, CoNLL-U, JSON lines.
+
+Every reader returns a list of sentences, each a dict
+`{"tokens": [str, ...], "tags": [str, ...], "source": "file:line"}` (the line of
+the sentence's first token; `elman.tasks.tagging.data.read_hf_dataset` reads a
+Hugging Face dataset the same way, with `"name[split]:row"`, rows counted from 0).
+Entity tags are checked against the file's scheme and returned in BIO (IOB2), the
+scheme the tagger trains on (`tag_schemes.from_bio` converts back). Mistakes in
+the data raise `UserError` with the file and line.
+
+`stats`, where a reader takes it, is a dict the reader adds its counts to, so
+that nothing skipped goes unreported: `sentences`, `tokens`, `docstart_lines`,
+`comment_lines`, `multiword_tokens`, `empty_nodes`, `repaired_tags`,
+`ill_formed_tags`, and `scheme` (the scheme read).
+
+Example:
+
+```python
+stats = {}
+sentences = read_tagged_file("data/ner/train.conll", repair=True, stats=stats)
+sentences[0]  # {'tokens': ['EU', 'rejects', ...], 'tags': ['B-ORG', 'O', ...],
+              #  'source': 'data/ner/train.conll:3'}
+```
+"""
+
+import json
+import re
+from pathlib import Path
+
+from elman.errors import UserError
+from elman.tasks.tagging import schemes as tag_schemes
+
+FORMATS = ("conll", "conllu", "jsonl")
+EXTENSIONS = {
+    ".conll": "conll",
+    ".txt": "conll",
+    ".bio": "conll",
+    ".conllu": "conllu",
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+}
+_SCHEMES = ("BIO", "IOB2", "IOB1", "BIOES", "IOBES", "auto", None)
+_COLUMNS = re.compile(r"[ \t]+")  # not str.split(): U+3000 and NBSP can be tokens
+_CONLLU_FIELDS = {"upos": 3, "xpos": 4}
+
+
+def _count(stats, key, n=1):
+    if stats is not None:
+        stats[key] = stats.get(key, 0) + n
+
+
+def _read_lines(path):
+    """(line number, text) for each line of a UTF-8 file, without line endings."""
+    path = Path(path)
+    if not path.exists():
+        raise UserError("File not found.", path=path)
+    if not path.is_file():
+        raise UserError("Expected a file, found a directory or something else.", path=path)
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise UserError(
+            f"Not valid UTF-8 (byte 0x{data[error.start]:02x} at byte {column} of the line); "
+            "save the file as UTF-8.", path=path, line=line) from None
+    text = text.removeprefix("\ufeff")
+    return [(number, line.rstrip("\r")) for number, line in enumerate(text.split("\n"), 1)]
+
+
+def check_scheme(scheme):
+    """Refuses a `scheme` argument that is not a known scheme name, "auto" or None."""
+    if scheme not in _SCHEMES:
+        raise ValueError(
+            "Expected scheme to be one of {'BIO', 'IOB2', 'IOB1', 'BIOES', 'IOBES', 'auto', "
+            f"None}}. Received: scheme={scheme!r}"
+        )
+
+
+def finish_sentences(raw, path, scheme, strict, repair, stats):
+    """Checks the tags of raw sentences against `scheme` and returns them in BIO.
+
+    `raw` holds dicts with tokens, tags, source and `lines` (the line of each
+    token, or None when only the sentence's place is known).
+    """
+
+    def fail(message, sentence, position):
+        if sentence["lines"] is None:
+            raise UserError(f"{message} (token {position + 1})", path=sentence["source"])
+        raise UserError(message, path=path, line=sentence["lines"][position])
+
+    for sentence in raw:
+        for position, (token, tag) in enumerate(zip(sentence["tokens"], sentence["tags"])):
+            if not isinstance(token, str) or not token:
+                fail(f"Expected a non-empty token string, found {token!r}.", sentence, position)
+            if not isinstance(tag, str) or not tag:
+                fail(f"Expected a non-empty tag string, found {tag!r}.", sentence, position)
+    if scheme is not None and scheme != "auto":
+        scheme = tag_schemes.normalize_scheme(scheme)
+    if scheme is not None:
+        for sentence in raw:
+            for position, tag in enumerate(sentence["tags"]):
+                try:
+                    tag_schemes.split_tag(tag, None if scheme == "auto" else scheme)
+                except ValueError as error:
+                    fail(str(error), sentence, position)
+    if scheme == "auto":
+        scheme = tag_schemes.detect_scheme(s["tags"] for s in raw)
+    if stats is not None:
+        stats["scheme"] = scheme
+    sentences = []
+    for sentence in raw:
+        tags = list(sentence["tags"])
+        if scheme is not None:
+            canonical = tag_schemes.from_bio(tag_schemes.to_bio(tags, scheme), scheme)
+            wrong = [i for i, (a, b) in enumerate(zip(tags, canonical)) if a != b]
+            if wrong and strict and not repair:
+                position = wrong[0]
+                if scheme == "BIO":
+                    message = tag_schemes.validate_bio(tags)[0][1]
+                else:
+                    before = "at the start" if position == 0 else f"after {tags[position - 1]!r}"
+                    message = f"{tags[position]!r} {before} is not valid {scheme}"
+                hint = ("; pass repair=True to read it as conlleval does, or check the "
+                        f"scheme (scheme='auto' guesses it)")
+                fail(f"Ill-formed tags: {message}{hint}.", sentence, position)
+            if wrong:
+                _count(stats, "repaired_tags" if repair else "ill_formed_tags", len(wrong))
+            if scheme != "BIO" or repair:
+                tags = tag_schemes.to_bio(tags, scheme)
+        _count(stats, "sentences")
+        _count(stats, "tokens", len(tags))
+        sentences.append({"tokens": list(sentence["tokens"]), "tags": tags,
+                          "source": sentence["source"]})
+    return sentences
+
+
+def read_conll(path, tag_column=-1, scheme="BIO", strict=True, repair=False, stats=None):
+    """Reads a CoNLL column file: one token per line, blank lines between sentences.
+
+    The first column is the token, `tag_column` the tag; columns are separated by
+    spaces or tabs and every line must have as many as the file's first line.
+    `-DOCSTART-` lines are skipped (and counted). A character-per-line Chinese file
+    is the same format with one character per line.
+
+    Args:
+        path: str or Path, the file.
+        tag_column: int, index of the tag column (negative counts from the end).
+            Default -1 (the last column).
+        scheme: str or None, the tag scheme: "BIO" (or "IOB2"), "IOB1", "BIOES"
+            (or "IOBES"), "auto" (guessed) or None (free labels such as POS tags,
+            not checked). Default "BIO".
+        strict: bool, raise on an ill-formed sequence such as `I-X` after `O`.
+            Default True.
+        repair: bool, instead turn ill-formed sequences into their `conlleval`
+            reading (`I-X` after `O` becomes `B-X`) and count them. Default False.
+        stats: dict or None, receives counts (see the module docstring). Default None.
+
+    Returns:
+        A list of `{"tokens", "tags", "source"}` dicts.
+
+    Example:
+
+    ```python
+    read_conll("train.conll", tag_column=3, scheme="IOB1")
+    ```
+    """
+    check_scheme(scheme)
+    raw, rows = [], []
+    expected = None
+
+    def flush():
+        if rows:
+            raw.append({"tokens": [r[1] for r in rows], "tags": [r[2] for r in rows],
+                        "lines": [r[0] for r in rows], "source": f"{path}:{rows[0][0]}"})
+            rows.clear()
+
+    for number, line in _read_lines(path):
+        stripped = line.strip(" \t")
+        if not stripped:
+            flush()
+            continue
+        fields = _COLUMNS.split(stripped)
+        if fields[0] == "-DOCSTART-":
+            flush()
+            _count(stats, "docstart_lines")
+            continue
+        if expected is None:
+            expected = (len(fields), number)
+            if len(fields) < 2:
+                raise UserError(
+                    "Expected at least 2 columns (token and tag) separated by spaces or tabs, "
+                    f"found {len(fields)}.", path=path, line=number)
+            if not -len(fields) <= tag_column < len(fields) or tag_column % len(fields) == 0:
+                raise UserError(
+                    f"tag_column={tag_column} is not a tag column of this {len(fields)}-column "
+                    "file (column 0 is the token).", path=path, line=number)
+        elif len(fields) != expected[0]:
+            raise UserError(
+                f"Expected {expected[0]} columns like line {expected[1]}, found {len(fields)}.",
+                path=path, line=number)
+        rows.append((number, fields[0], fields[tag_column]))
+    flush()
+    return finish_sentences(raw, path, scheme, strict, repair, stats)
+
+
+def read_conllu(path, field="upos", stats=None):
+    """Reads a CoNLL-U file (Universal Dependencies) as words tagged with UPOS or XPOS.
+
+    Comment lines (`#`) are skipped; multiword token lines (`3-4`) and empty nodes
+    (`8.1`) are not words and are skipped; all three are counted.
+
+    Args:
+        path: str or Path, the file.
+        field: str, "upos" or "xpos". Default "upos".
+        stats: dict or None, receives counts (see the module docstring). Default None.
+
+    Returns:
+        A list of `{"tokens", "tags", "source"}` dicts.
+
+    Example:
+
+    ```python
+    read_conllu("en_ewt-ud-train.conllu", field="xpos")
+    ```
+    """
+    if field not in _CONLLU_FIELDS:
+        raise ValueError(
+            f"Expected field to be one of {set(_CONLLU_FIELDS)}. Received: field={field!r}"
+        )
+    column = _CONLLU_FIELDS[field]
+    raw, rows = [], []
+
+    def flush():
+        if rows:
+            raw.append({"tokens": [r[1] for r in rows], "tags": [r[2] for r in rows],
+                        "lines": [r[0] for r in rows], "source": f"{path}:{rows[0][0]}"})
+            rows.clear()
+
+    for number, line in _read_lines(path):
+        if not line.strip():
+            flush()
+            continue
+        if line.startswith("#"):
+            _count(stats, "comment_lines")
+            continue
+        fields = line.split("\t")
+        if len(fields) != 10:
+            raise UserError(
+                f"Expected 10 tab-separated columns (CoNLL-U), found {len(fields)}.",
+                path=path, line=number)
+        word_id = fields[0]
+        if re.fullmatch(r"\d+-\d+", word_id):
+            _count(stats, "multiword_tokens")
+            continue
+        if re.fullmatch(r"\d+\.\d+", word_id):
+            _count(stats, "empty_nodes")
+            continue
+        if not word_id.isdigit():
+            raise UserError(f"Expected a word ID (1, 2, ... or 3-4 or 8.1), found {word_id!r}.",
+                            path=path, line=number)
+        if fields[column] == "_":
+            raise UserError(f"This word has no {field.upper()} ('_').", path=path, line=number)
+        rows.append((number, fields[1], fields[column]))
+    flush()
+    return finish_sentences(raw, path, None, True, False, stats)
+
+
+def _json_records(path):
+    """(line, object) for each record of a JSON-lines file or a JSON array file."""
+    lines = _read_lines(path)
+    text = "\n".join(line for _, line in lines)
+    if not text.lstrip().startswith("["):
+        for number, line in lines:
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as error:
+                raise UserError(f"Invalid JSON: {error.msg} (column {error.colno}).",
+                                path=path, line=number) from None
+        return
+    decoder = json.JSONDecoder()
+    position = text.index("[") + 1
+    while True:
+        while position < len(text) and text[position] in " \t\r\n,":
+            position += 1
+        if position < len(text) and text[position] == "]":
+            return
+        line = text.count("\n", 0, position) + 1
+        try:
+            record, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            raise UserError(f"Invalid JSON: {error.msg}.", path=path, line=error.lineno) from None
+        yield line, record
+
+
+def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=True,
+               repair=False, stats=None):
+    """Reads JSON lines `{"tokens": [...], "tags": [...]}`, one sentence per line.
+
+    A `.json` file holding one JSON array of such objects is read too.
+
+    Args:
+        path: str or Path, the file.
+        tokens_key: str, the key of the token list. Default "tokens".
+        tags_key: str, the key of the tag list. Default "tags".
+        scheme: str or None, the tag scheme (see `read_conll`). Default "BIO".
+        strict: bool, raise on an ill-formed tag sequence. Default True.
+        repair: bool, repair ill-formed sequences and count them. Default False.
+        stats: dict or None, receives counts (see the module docstring). Default None.
+
+    Returns:
+        A list of `{"tokens", "tags", "source"}` dicts.
+
+    Example:
+
+    ```python
+    read_jsonl("train.jsonl", tags_key="ner_tags")
+    ```
+    """
+    check_scheme(scheme)
+    raw = []
+    for number, record in _json_records(path):
+        if not isinstance(record, dict):
+            raise UserError(f"Expected a JSON object with {tokens_key!r} and {tags_key!r}, "
+                            f"found {type(record).__name__}.", path=path, line=number)
+        for key in (tokens_key, tags_key):
+            if key not in record:
+                raise UserError(f"Missing key {key!r} (keys: {sorted(record)}).",
+                                path=path, line=number)
+            if not isinstance(record[key], list):
+                raise UserError(f"Expected {key!r} to be a list, found "
+                                f"{type(record[key]).__name__}.", path=path, line=number)
+        tokens, tags = record[tokens_key], record[tags_key]
+        if not tokens:
+            raise UserError(f"Empty sentence: {tokens_key!r} is an empty list.",
+                            path=path, line=number)
+        if len(tokens) != len(tags):
+            raise UserError(f"{len(tokens)} tokens but {len(tags)} tags.", path=path, line=number)
+        raw.append({"tokens": tokens, "tags": tags, "lines": [number] * len(tokens),
+                    "source": f"{path}:{number}"})
+    return finish_sentences(raw, path, scheme, strict, repair, stats)
+
+
+def read_tagged_file(path, format=None, **options):
+    """Reads a tagged corpus, its format guessed from the extension.
+
+    `.conll`, `.txt`, `.bio` are CoNLL columns (`read_conll`), `.conllu` is
+    CoNLL-U (`read_conllu`), `.jsonl` and `.json` are JSON lines (`read_jsonl`).
+
+    Args:
+        path: str or Path, the file.
+        format: str or None, "conll", "conllu" or "jsonl" to override the
+            extension. Default None.
+        **options: passed to the reader (e.g. `tag_column`, `scheme`, `repair`,
+            `field`, `tokens_key`, `stats`).
+
+    Returns:
+        A list of `{"tokens", "tags", "source"}` dicts.
+
+    Example:
+
+    ```python
+    read_tagged_file("train.conllu", field="upos")
+    ```
+    """
+    if format is None:
+        suffix = Path(path).suffix.lower()
+        if suffix not in EXTENSIONS:
+            raise UserError(
+                f"Cannot tell the format from the extension {suffix!r}; expected one of "
+                f"{sorted(EXTENSIONS)}, or set the format ({', '.join(FORMATS)}).", path=path)
+        format = EXTENSIONS[suffix]
+    readers = {"conll": read_conll, "conllu": read_conllu, "jsonl": read_jsonl}
+    if format not in readers:
+        raise ValueError(
+            f"Expected format to be one of {set(FORMATS)}. Received: format={format!r}")
+    return readers[format](path, **options)

@@ -1,0 +1,123 @@
+"""A tagging run's vocabularies: word, char and tag ids, built on the training split.
+
+They are written to the run folder as `words.txt`, `chars.txt`, `tags.txt` (one entry
+per line; the line number is the id) and `tagging.json` (the input scheme and the case
+settings), so that a run folder alone can tag new text.
+"""
+
+import dataclasses
+import json
+from collections import Counter
+from pathlib import Path
+
+from elman.core.html import write_text_atomic
+from elman.errors import UserError
+
+PAD, OOV = "", "[UNK]"
+
+
+def _usable(token):
+    # Vocabulary files hold one entry per line: an entry with a line break cannot be
+    # written, so such a token (possible only in JSON input) stays out (maps to OOV).
+    return "\n" not in token and "\r" not in token
+
+
+@dataclasses.dataclass
+class Vocabularies:
+    """Word, char and tag ids of a run, and how tokens are normalised before lookup."""
+
+    words: list  # id → word; 0 padding, 1 OOV
+    chars: list  # id → char; 0 padding, 1 OOV
+    tags: list  # id → tag (entity tags in BIO)
+    scheme: str  # the input scheme ("BIO", "IOB1", "BIOES"), or "none" for free tags
+    lowercase: bool = False
+    char_lowercase: bool = False
+    max_word_length: int = 20
+
+    def __post_init__(self):
+        self._word_index = {w: i for i, w in enumerate(self.words)}
+        self._char_index = {c: i for i, c in enumerate(self.chars)}
+        self._tag_index = {t: i for i, t in enumerate(self.tags)}
+
+    @property
+    def entity(self):
+        """bool, whether the tags are entity tags (BIO inside) or free labels."""
+        return self.scheme != "none"
+
+    def word_id(self, token):
+        """The id of a token's word (1, OOV, when the vocabulary lacks it)."""
+        return self._word_index.get(token.lower() if self.lowercase else token, 1)
+
+    def char_ids(self, token):
+        """The ids of a token's first `max_word_length` chars (1 for unknown chars)."""
+        text = token.lower() if self.char_lowercase else token
+        return [self._char_index.get(c, 1) for c in text[: self.max_word_length]]
+
+    def tag_id(self, tag):
+        """The id of a tag (BIO for entity tags)."""
+        return self._tag_index[tag]
+
+    def save(self, run_dir):
+        """Writes words.txt, chars.txt, tags.txt and tagging.json to `run_dir`."""
+        run_dir = Path(run_dir)
+        for name in ("words", "chars", "tags"):
+            write_text_atomic(run_dir / f"{name}.txt", "\n".join(getattr(self, name)) + "\n")
+        settings = {"scheme": self.scheme, "lowercase": self.lowercase,
+                    "char_lowercase": self.char_lowercase,
+                    "max_word_length": self.max_word_length, "format": 1}
+        write_text_atomic(run_dir / "tagging.json", json.dumps(settings, indent=1,
+                                                               sort_keys=True) + "\n")
+
+    @classmethod
+    def load(cls, run_dir):
+        """Reads the vocabularies a run folder holds (a UserError when they are damaged)."""
+        run_dir = Path(run_dir)
+        try:
+            settings = json.loads((run_dir / "tagging.json").read_text(encoding="utf-8"))
+            lists = {name: (run_dir / f"{name}.txt").read_text(encoding="utf-8")
+                     .split("\n")[:-1] for name in ("words", "chars", "tags")}
+        except (OSError, ValueError) as err:
+            raise UserError(f"the run's vocabulary files are missing or damaged ({err}); "
+                            "expected words.txt, chars.txt, tags.txt and tagging.json",
+                            path=run_dir) from None
+        return cls(lists["words"], lists["chars"], lists["tags"], settings["scheme"],
+                   settings["lowercase"], settings["char_lowercase"],
+                   settings["max_word_length"])
+
+
+def tag_list(train_tags, entity):
+    """The tag set: `O` + B-/I- of each type seen in train (entity), or sorted labels."""
+    seen = {t for tags in train_tags for t in tags}
+    if not entity:
+        return sorted(seen)
+    types = sorted({t[2:] for t in seen if t != "O"})
+    return ["O"] + [f"{p}-{t}" for t in types for p in "BI"]
+
+
+def build_vocabularies(cfg, train_sentences, scheme):
+    """Builds the word, char and tag vocabularies on the training sentences only.
+
+    Args:
+        cfg: TaggingConfig.
+        train_sentences: list of {"tokens", "tags"} dicts, the training split's items.
+        scheme: str or None, the input scheme (None for free tags).
+
+    Returns:
+        (Vocabularies, Counter of the training words as looked up)
+    """
+    words = Counter()
+    chars = Counter()
+    for sentence in train_sentences:
+        for token in sentence["tokens"]:
+            words[token.lower() if cfg.vocabulary.lowercase else token] += 1
+            chars.update((token.lower() if cfg.chars.lowercase else token)
+                         [: cfg.chars.max_word_length])
+    ranked = sorted((w for w, n in words.items()
+                     if n >= cfg.vocabulary.min_count and _usable(w)),
+                    key=lambda w: (-words[w], w))
+    ranked = ranked[: max(cfg.vocabulary.max_words - 2, 0)]
+    char_list = sorted((c for c in chars if _usable(c)), key=lambda c: (-chars[c], c))
+    tags = tag_list([s["tags"] for s in train_sentences], scheme is not None)
+    return Vocabularies([PAD, OOV] + ranked, [PAD, OOV] + char_list, tags,
+                        scheme or "none", cfg.vocabulary.lowercase, cfg.chars.lowercase,
+                        cfg.chars.max_word_length), words
