@@ -6,7 +6,12 @@ tf = pytest.importorskip("tensorflow")
 
 from elman.models.seq2seq_translator import Seq2SeqTranslator  # noqa: E402
 from elman.tasks.translation import decoding  # noqa: E402
-from elman.tasks.translation.decoding import # noqa: E402 beam_search_decode, benchmark_decoders, eager_batched_decode, greedy_decode, length_caps, per_sentence_predict_decode, reference_stepwise_decode
+from elman.tasks.translation.decoding import (  # noqa: E402
+    beam_search_decode, greedy_decode, length_caps)
+from elman.bench import reference_decoding  # noqa: E402
+from elman.bench.reference_decoding import (  # noqa: E402
+    benchmark_decoders, eager_batched_decode, per_sentence_predict_decode,
+    reference_stepwise_decode)
 
 START, END = 2, 3  # target ids: 0 pad, 1 OOV, 2 start, 3 end, 4..13 words
 SOURCE_VOCAB, TARGET_VOCAB = 12, 14
@@ -200,7 +205,7 @@ def test_benchmark_decoders(model, source, monkeypatch):
         ids[-1, 0] = 4 if ids[-1, 0] != 4 else 5
         return ids
 
-    monkeypatch.setattr(decoding, "eager_batched_decode", wrong)
+    monkeypatch.setattr(reference_decoding, "eager_batched_decode", wrong)
     with pytest.raises(RuntimeError, match="eager_batched_decode disagrees"):
         benchmark_decoders(model, source, START, END, repeats=1, per_sentence_limit=1)
 

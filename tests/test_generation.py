@@ -1,4 +1,5 @@
-"""Tests for pipelines/tasks/lm/generation.py: generation and language-model scores."""
+"""Tests for pipelines/tasks/lm/generation.py (generation and language-model scores) against
+the naive reference generator of pipelines/bench/reference_generation.py."""
 
 import math
 
@@ -6,6 +7,7 @@ import keras
 import numpy as np
 import pytest
 
+from elman.bench import reference_generation
 from elman.models.language_model import LanguageModel
 from elman.tasks.lm import generation
 from elman.tasks.lm.data import make_tbptt_dataset
@@ -30,7 +32,7 @@ def trained_model():
 def test_state_carrying_generation_equals_naive(trained_model):
     prefixes = np.array([[2, 5, 3], [9, 4, 12], [7, 7, 1]], dtype="int32")
     fast = generation.generate(trained_model, prefixes, length=15)
-    naive = generation.generate_naive(trained_model, prefixes, length=15)
+    naive = reference_generation.generate_naive(trained_model, prefixes, length=15)
     assert fast.shape == (3, 15) and fast.dtype == np.int32
     np.testing.assert_array_equal(fast, naive)
     assert (fast > 0).all()
@@ -52,7 +54,8 @@ def test_sampling_is_reproducible_with_a_seed(trained_model):
 
 
 def test_benchmark_generation_reports_identical_tokens(trained_model):
-    result = generation.benchmark_generation(trained_model, np.array([[2, 5, 3]]), length=8)
+    result = reference_generation.benchmark_generation(trained_model, np.array([[2, 5, 3]]),
+                                                       length=8)
     assert result["identical"] is True
     assert result["ratio"] > 0 and result["tokens_per_s_state"] > 0
 

@@ -1,10 +1,13 @@
-"""Tests for the language-model data stage (pipelines/tasks/lm/data.py)."""
+"""Tests for the language-model data stage (pipelines/tasks/lm/data.py, vocabulary.py) and
+its raw-text splitter (pipelines/text/splitters.py)."""
 
 import numpy as np
 import pytest
 
 from elman.errors import UserError
 from elman.tasks.lm import data as lm_data
+from elman.tasks.lm import vocabulary as lm_vocabulary
+from elman.text import splitters
 
 
 def test_read_text_lines_errors(tmp_path):
@@ -33,32 +36,32 @@ def test_read_text_lines_bom_and_crlf(tmp_path):
 
 def test_tokenize_word_character_and_paragraph():
     lines = ["Hello, World! Don't stop.", "", "我 喜欢 深度 学习。"]
-    assert lm_data.tokenize_lines(lines, lowercase=True) == [
+    assert splitters.tokenize_lines(lines, lowercase=True) == [
         "hello", ",", "world", "!", "don't", "stop", ".", "<eol>",
         "我", "喜欢", "深度", "学习", "。", "<eol>",
     ]
-    assert lm_data.tokenize_lines(["ab c", "d"], level="character") == [
+    assert splitters.tokenize_lines(["ab c", "d"], level="character") == [
         "a", "b", " ", "c", "<eol>", "d", "<eol>",
     ]
-    assert lm_data.tokenize_lines(["a b", "c", "", "d"], unit="paragraph") == [
+    assert splitters.tokenize_lines(["a b", "c", "", "d"], unit="paragraph") == [
         "a", "b", "c", "<eol>", "d", "<eol>",
     ]
     with pytest.raises(ValueError, match="Expected level to be one of"):
-        lm_data.tokenize_lines(["x"], level="chars")
+        splitters.tokenize_lines(["x"], level="chars")
 
 
 def test_vocabulary_is_deterministic_and_capped():
     tokens = ["b", "a", "c", "b", "a", "d", "b", "[UNK]", ""]
-    vocabulary = lm_data.build_vocabulary(tokens)
+    vocabulary = lm_vocabulary.build_vocabulary(tokens)
     assert vocabulary == ["", "[UNK]", "b", "a", "c", "d"]  # count desc, then token
-    assert lm_data.build_vocabulary(list(reversed(tokens))) == vocabulary
-    assert lm_data.build_vocabulary(tokens, max_size=4) == ["", "[UNK]", "b", "a"]
-    assert lm_data.build_vocabulary(tokens, min_count=2) == ["", "[UNK]", "b", "a"]
-    ids = lm_data.encode_tokens(["a", "zzz", "d"], vocabulary)
+    assert lm_vocabulary.build_vocabulary(list(reversed(tokens))) == vocabulary
+    assert lm_vocabulary.build_vocabulary(tokens, max_size=4) == ["", "[UNK]", "b", "a"]
+    assert lm_vocabulary.build_vocabulary(tokens, min_count=2) == ["", "[UNK]", "b", "a"]
+    ids = lm_vocabulary.encode_tokens(["a", "zzz", "d"], vocabulary)
     assert ids.tolist() == [3, 1, 5] and ids.dtype == np.int32
-    assert lm_data.decode_ids(ids, vocabulary) == ["a", "[UNK]", "d"]
+    assert lm_vocabulary.decode_ids(ids, vocabulary) == ["a", "[UNK]", "d"]
     with pytest.raises(ValueError, match="Expected max_size"):
-        lm_data.build_vocabulary(tokens, max_size=2)
+        lm_vocabulary.build_vocabulary(tokens, max_size=2)
 
 
 def test_tbptt_layout_streams_continue_across_chunks():

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from elman import cli
+from elman.errors import UserError
 from tests.conftest import run_elman
 
 SUBJECTS = ["the cat", "a dog", "my friend", "the old man"]
@@ -53,9 +54,10 @@ def _hand_text(tokens):
 def test_cli_train_generate_evaluate(tmp_path, tiny_text):
     import keras
 
+    from elman.bench.reference_generation import generate_naive
     from elman.core import runs
-    from elman.tasks.lm.generation import generate_naive
-    from elman.tasks.lm import task as language_model
+    from elman.tasks.lm.predictor import LMPredictor
+    from elman.tasks.lm.task import LMTask
 
     run, reports = tmp_path / "run", tmp_path / "reports"
     done = run_elman(["train", "lm", "--data", tiny_text["train"], "--validation",
@@ -83,14 +85,31 @@ def test_cli_train_generate_evaluate(tmp_path, tiny_text):
     naive = generate_naive(model, prefix, 12)
     assert done.stdout == _hand_text(["the", "cat"] + [vocabulary[i] for i in naive]) + "\n"
 
-    text_a, *_ = language_model.generate_text(run, "a dog", 10, temperature=1.5, seed=3)
-    text_b, *_ = language_model.generate_text(run, "a dog", 10, temperature=1.5, seed=3)
+    predictor = LMPredictor(run)
+    text_a = predictor.generate("a dog", 10, temperature=1.5, seed=3)["text"]
+    text_b = predictor.generate("a dog", 10, temperature=1.5, seed=3)["text"]
     assert text_a == text_b and text_a.startswith("a dog ")
-    with pytest.raises(language_model.UserError, match="--length"):
-        language_model.generate_text(run, "a dog", -1)
+    with pytest.raises(UserError, match="--length"):
+        predictor.generate("a dog", -1)
+    greedy = predictor.generate("The zebra", 12)
+    assert greedy["prefix"] == "The zebra" and greedy["unknown"] == ["zebra"]
+    assert greedy["text"] == _hand_text(["the", "zebra"] + greedy["tokens"])
+
+    # `elman predict`: the five most likely next tokens, as JSON and as one text line.
+    done = run_elman(["predict", run, "--format", "json", "the cat"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    (prediction,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert prediction["text"] == "the cat" and len(prediction["next"]) == 5
+    assert prediction == predictor.predict(["the cat"])[0]
+    probabilities = [n["probability"] for n in prediction["next"]]
+    assert probabilities == sorted(probabilities, reverse=True) and sum(probabilities) <= 1.0
+    assert predictor.format_text(prediction) == "the cat\t" + "  ".join(
+        f"{n['token']!r}={n['probability']:.4f}" for n in prediction["next"])
+    with pytest.raises(UserError, match="text 2 is empty"):
+        predictor.predict(["the cat", "  "])
 
     # Perplexity on a file equals exp of the mean cross-entropy of one unchunked pass.
-    result = language_model.evaluate(run, {"data": str(tiny_text["test"])}, log=lambda *_: None)
+    result = LMTask().evaluate(run, {"data": str(tiny_text["test"])}, log=lambda *_: None)
     ids = _hand_ids(tiny_text["test"], vocabulary)
     assert (ids == 1).sum() == 1  # "zebra" is out of vocabulary
     logits = keras.ops.convert_to_numpy(model(ids[None, :-1])).astype("float64")[0]
@@ -106,7 +125,11 @@ def test_resume_after_a_completed_epoch_equals_a_straight_run(tmp_path, tiny_tex
     import keras
 
     from elman import config as config_lib
-    from elman.tasks.lm import task as language_model
+    from elman.core.run import run
+    from elman.tasks.lm.task import LMTask
+
+    def train(cfg, run_dir, report_dir, resume=False, log=print):
+        return run(LMTask(), cfg, run_dir, report_dir, resume=resume, log=log)
 
     def cfg(epochs):
         sets = [a for a in TINY if a != "--set"] + [f"train.epochs={epochs}",
@@ -116,10 +139,10 @@ def test_resume_after_a_completed_epoch_equals_a_straight_run(tmp_path, tiny_tex
             "test": ""}})
 
     quiet = dict(log=lambda *_: None)
-    language_model.train(cfg(1), tmp_path / "resumed", tmp_path / "rep" / "lm" / "a", **quiet)
-    resumed = language_model.train(cfg(2), tmp_path / "resumed", tmp_path / "rep" / "lm" / "a",
+    train(cfg(1), tmp_path / "resumed", tmp_path / "rep" / "lm" / "a", **quiet)
+    resumed = train(cfg(2), tmp_path / "resumed", tmp_path / "rep" / "lm" / "a",
                                    resume=True, **quiet)
-    straight = language_model.train(cfg(2), tmp_path / "straight",
+    straight = train(cfg(2), tmp_path / "straight",
                                     tmp_path / "rep" / "lm" / "b", **quiet)
     assert len(resumed["history"]["val_perplexity"]) == 2
     assert resumed["history"] == straight["history"]
@@ -127,9 +150,8 @@ def test_resume_after_a_completed_epoch_equals_a_straight_run(tmp_path, tiny_tex
     b = keras.saving.load_model(tmp_path / "straight" / "model.keras", safe_mode=True)
     for wa, wb in zip(a.get_weights(), b.get_weights()):
         np.testing.assert_array_equal(wa, wb)
-    with pytest.raises(language_model.UserError, match="nothing to resume"):
-        language_model.train(cfg(2), tmp_path / "fresh", tmp_path / "rep" / "lm" / "c",
-                             resume=True, **quiet)
+    with pytest.raises(UserError, match="nothing to resume"):
+        train(cfg(2), tmp_path / "fresh", tmp_path / "rep" / "lm" / "c", resume=True, **quiet)
 
 
 def _one_error(capsys, args):

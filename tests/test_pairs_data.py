@@ -3,7 +3,8 @@ import json
 import pytest
 
 from elman.errors import UserError
-from elman.tasks.translation.data import filter_pairs, pairs_from_hf_dataset, read_jsonl_pairs, read_parallel_files, read_tsv_pairs
+from elman.tasks.translation.readers import (filter_pairs, pairs_from_hf_dataset, read_jsonl_pairs,
+                                             read_parallel_files, read_tsv_pairs)
 
 
 def write(tmp_path, name, text, encoding="utf-8"):

@@ -12,7 +12,11 @@ import tensorflow as tf
 
 from elman import cli
 from elman import config as config_lib
-from elman.tasks.translation import task as translation
+from elman.core.split import Split
+from elman.tasks.translation import config as translation_config
+from elman.tasks.translation import data as translation_data
+from elman.tasks.translation import model as translation_model
+from elman.tasks.translation import scoring, translator
 from tests.conftest import ROOT, run_elman
 
 SUBJECTS = {"i": "我", "you": "你", "he": "他", "she": "她"}
@@ -145,7 +149,7 @@ def test_scores_wiring_against_independent_sacrebleu():
     hyp_tokens = [h.lower().split() for h in hyps]
     ref_tokens = [r.lower().split() for r in refs]
     for lowercase in (False, True):
-        scores, per_sentence, _ = translation.translation_scores(
+        scores, per_sentence, _ = scoring.translation_scores(
             hyps, refs, hyp_tokens, ref_tokens, "13a", lowercase)
         assert scores["bleu"] == pytest.approx(
             sacrebleu.corpus_bleu(hyps, [refs], tokenize="13a", lowercase=lowercase).score)
@@ -155,8 +159,8 @@ def test_scores_wiring_against_independent_sacrebleu():
         assert scores["length_ratio"] == pytest.approx(10 / 11)  # tokens: 6+2+2 over 6+3+2
         assert scores["exact_match"] == pytest.approx(2 / 3)
         assert per_sentence[0] == pytest.approx(100.0)
-    zh, _, _ = translation.translation_scores(["我爱你"], ["我爱他"], [["我", "爱", "你"]],
-                                              [["我", "爱", "他"]], "zh", False)
+    zh, _, _ = scoring.translation_scores(["我爱你"], ["我爱他"], [["我", "爱", "你"]],
+                                          [["我", "爱", "他"]], "zh", False)
     assert zh["bleu"] == pytest.approx(
         sacrebleu.corpus_bleu(["我爱你"], [["我爱他"]], tokenize="zh").score)
     assert zh["exact_match"] == 0.0
@@ -173,7 +177,7 @@ def test_compiled_training_step_and_masked_token_accuracy(attention):
 
     keras.utils.set_random_seed(0)
     model = Seq2SeqTranslator(9, 8, embedding_dim=4, units=4, attention=attention)
-    translation.compile_translator(model, translation.TranslationTrainConfig())
+    translation_model.compile_translator(model, translation_config.TranslationTrainConfig())
     source = np.array([[4, 5, 6], [7, 0, 0]])
     target_in = np.array([[2, 4, 5, 6], [2, 7, 0, 0]])
     target_out = np.array([[4, 5, 6, 3], [7, 3, 0, 0]])
@@ -186,24 +190,24 @@ def test_compiled_training_step_and_masked_token_accuracy(attention):
 
 
 def test_bleu_tokenizer_choice():
-    auto = translation.TranslationEvalConfig()
-    assert translation.bleu_tokenizer(auto, "zh") == "zh"
-    assert translation.bleu_tokenizer(auto, "zh-CN") == "zh"
-    assert translation.bleu_tokenizer(auto, "fr") == "13a"
-    assert translation.bleu_tokenizer(auto, "", ["我爱你", "好"]) == "zh"
-    fixed = translation.TranslationEvalConfig(bleu_tokenize="intl")
-    assert translation.bleu_tokenizer(fixed, "zh") == "intl"
+    auto = translation_config.TranslationEvalConfig()
+    assert scoring.bleu_tokenizer(auto, "zh") == "zh"
+    assert scoring.bleu_tokenizer(auto, "zh-CN") == "zh"
+    assert scoring.bleu_tokenizer(auto, "fr") == "13a"
+    assert scoring.bleu_tokenizer(auto, "", ["我爱你", "好"]) == "zh"
+    fixed = translation_config.TranslationEvalConfig(bleu_tokenize="intl")
+    assert scoring.bleu_tokenizer(fixed, "zh") == "intl"
 
 
 def test_ids_to_text_cuts_at_end_and_joins_by_level():
     vocab = ["", "[UNK]", "<s>", "</s>", "peut", "-", "être", "我", "爱", "nlp", "l", "’", "a"]
     ids = [[4, 5, 6, 3, 9, 9], [7, 8, 9, 3, 0, 0], [10, 11, 12, 2, 0, 0], [3, 7, 0, 0, 0, 0]]
-    tokens = translation.ids_to_tokens(ids, vocab, start_id=2, end_id=3)
+    tokens = translator.ids_to_tokens(ids, vocab, start_id=2, end_id=3)
     assert [[t.decode() for t in row] for row in tokens.to_list()] == [
         ["peut", "-", "être"], ["我", "爱", "nlp"], ["l", "’", "a"], []]
 
     def text(level):
-        return [t.decode() for t in translation.tokens_to_text(tokens, level).numpy()]
+        return [t.decode() for t in translator.tokens_to_text(tokens, level).numpy()]
 
     assert text("word") == ["peut-être", "我 爱 nlp", "l’a", ""]
     assert text("cjk") == ["peut - être", "我爱nlp", "l ’ a", ""]
@@ -216,7 +220,7 @@ def test_word_level_text_glues_punctuation_by_language():
     tokens = tf.ragged.constant(rows)
 
     def text(lang):
-        return [t.decode() for t in translation.tokens_to_text(tokens, "word", lang).numpy()]
+        return [t.decode() for t in translator.tokens_to_text(tokens, "word", lang).numpy()]
 
     assert text("en") == ["il est vieux.", "(oui), non!", "¿qué?", "«va»: 50%"]
     # French keeps the space before ! ? ; : % and inside « »
@@ -231,14 +235,14 @@ def test_graph_caps_equal_decoding_caps():
     rng = np.random.default_rng(0)
     source = rng.integers(0, 5, size=(50, 23)).astype(np.int32)
     for ratio, offset, max_len in ((2.0, 5, 200), (1.3, 0, 9), (0.5, 2, None)):
-        got = translation._caps_graph(source, {"max_len_ratio": ratio, "max_len_offset": offset,
-                                               "max_len": max_len}).numpy()
+        got = translator.caps_graph(source, {"max_len_ratio": ratio, "max_len_offset": offset,
+                                             "max_len": max_len}).numpy()
         assert got.tolist() == length_caps(source, max_len, ratio, offset).tolist()
 
 
 def test_length_buckets_cover_every_length():
     lengths = [3, 3, 4, 5, 7, 9, 10, 30]
-    buckets = translation.length_buckets(lengths)
+    buckets = scoring.length_buckets(lengths)
     assert buckets[0][0] == 3 and buckets[-1][1] == 30
     for (_, high), (low, _) in itertools.pairwise(buckets):
         assert low == high + 1
@@ -246,13 +250,13 @@ def test_length_buckets_cover_every_length():
 
 
 def test_train_filter_counts(tmp_path):
-    data = translation.TranslationDataConfig(max_source_len=3, max_target_len=4)
-    split = translation.PairSplit("train", [
+    data = translation_config.TranslationDataConfig(max_source_len=3, max_target_len=4)
+    split = Split("train", [
         {"source": "a b", "target": "x"}, {"source": "a b c d", "target": "x"},
         {"source": "a b", "target": "x"}, {"source": "a", "target": "1 2 3 4 5"},
-        {"source": "c", "target": "y"}], "mem", "", {"read": 5})
-    translation.filter_train(split, [2, 4, 2, 1, 1], [1, 1, 1, 5, 0], data, seed=0)
-    assert [p["source"] for p in split.pairs] == ["a b"]
+        {"source": "c", "target": "y"}], "mem", "", counts={"read": 5})
+    translation_data.filter_train(split, [2, 4, 2, 1, 1], [1, 1, 1, 5, 0], data, seed=0)
+    assert [p["source"] for p in split.items] == ["a b"]
     assert split.counts["too_long"] == 2 and split.counts["duplicates"] == 1
     assert split.counts["empty_after_tokenizing"] == 1
 
@@ -266,14 +270,14 @@ def test_hub_dataset_splits(monkeypatch):
     calls = []
     monkeypatch.setattr(datasets, "load_dataset",
                         lambda name, config=None: calls.append((name, config)) or loaded)
-    data = translation.TranslationDataConfig(train="hub:toy/en-zh", hub_config="en-zh",
-                                             source_lang="zh", target_lang="en")
-    splits = translation.load_splits(data, seed=0)
+    data = translation_config.TranslationDataConfig(
+        train="hub:toy/en-zh", hub_config="en-zh", source_lang="zh", target_lang="en")
+    splits = translation_data.load_splits(data, seed=0)
     assert calls == [("toy/en-zh", "en-zh")]
     assert set(splits) == {"train", "test"}  # no validation split: carved later
-    assert [p["source"] for p in splits["train"].pairs] == ["我喜欢茶", "她买鱼"] * 2
-    assert splits["test"].pairs[0]["target"] == "i like tea"
-    assert splits["train"].pairs[3]["where"] == "hub:toy/en-zh[train][3]"
+    assert [p["source"] for p in splits["train"].items] == ["我喜欢茶", "她买鱼"] * 2
+    assert splits["test"].items[0]["target"] == "i like tea"
+    assert splits["train"].items[3]["where"] == "hub:toy/en-zh[train][3]"
 
 
 def test_config_format_choices_are_per_task():

@@ -37,7 +37,9 @@ def train_metrics(result):
 def _diagnostics(cfg, report_dir):
     from elman.core.diagnostics import gradient_flow, gradient_flow_markdown, plot_gradient_flow
 
-    flow = gradient_flow(units=cfg.encoder.units, seed=cfg.train.seed)
+    # the width of the task's recurrent layers: `encoder` (sentiment, tagging) or `model`
+    sizes = getattr(cfg, "encoder", None) or getattr(cfg, "model", None)
+    flow = gradient_flow(units=getattr(sizes, "units", 32), seed=cfg.train.seed)
     plot_gradient_flow(flow, Path(report_dir) / "gradient_flow.png")
     return "## Gradient flow\n\n" + gradient_flow_markdown(
         flow, png_name="gradient_flow.png", heading_level=0)

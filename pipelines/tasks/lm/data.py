@@ -1,29 +1,19 @@
-"""Language-model data stage: text file → token stream → vocabulary → ids → TBPTT batches.
+"""Language-model data: text files → Splits of lines → token streams → TBPTT batches.
 
-The vocabulary is a list whose index is the token id, in the same shape as
-`keras.layers.TextVectorization.get_vocabulary()`: id 0 is padding (`""`), id 1
-is the out-of-vocabulary token (`"[UNK]"`), then the tokens seen in training,
-most frequent first, ties broken by the token's code points. Build it on the
-training split only and encode every split with it.
+The items of a language-model `Split` are the lines of its text (blank lines
+included: they separate paragraphs); `token_stream` turns them into one token
+stream with an `<eol>` token after each line or paragraph. Validation, when no
+file is given, is the last `data.validation_fraction` of the training file's
+non-blank lines (the text's order matters, so it is not a random carve).
 """
 
-import collections
 import pathlib
-import re
 
 import numpy as np
 
+from elman.core.split import Split, sha256
 from elman.errors import UserError
-
-PAD_TOKEN = ""  # id 0
-OOV_TOKEN = "[UNK]"  # id 1
-EOL_TOKEN = "<eol>"  # ends each line or paragraph of the token stream
-LEVELS = ("word", "character")
-UNITS = ("line", "paragraph")
-
-# A word (letters/digits/underscore, with inner apostrophes or hyphens kept:
-# "don't", "state-of-the-art") or one punctuation/symbol character.
-_WORD_PATTERN = re.compile(r"\w+(?:['’-]\w+)*|[^\w\s]")
+from elman.text.splitters import EOL_TOKEN, tokenize_lines
 
 
 def read_text_lines(path):
@@ -73,66 +63,6 @@ def read_text_lines(path):
     return lines
 
 
-def tokenize_lines(lines, level="word", lowercase=False, unit="line", eol_token=EOL_TOKEN):
-    """Turn lines of text into one token stream with an end-of-line token after each unit.
-
-    Word level splits punctuation off words (`"Hello, world!"` → `Hello , world !`)
-    and keeps inner apostrophes and hyphens (`don't`, `well-known`); text
-    without spaces (Chinese, Japanese) stays one token per run, so segment it
-    first or use character level. Character level keeps every character,
-    spaces included. Blank lines hold no tokens: with `unit="line"` they add
-    nothing, with `unit="paragraph"` they separate paragraphs.
-
-    Args:
-        lines: list of str, the text, one entry per line.
-        level: str, `"word"` or `"character"`. Default `"word"`.
-        lowercase: bool, lower-case the text first. Default False.
-        unit: str, `"line"` (one `eol_token` after each non-blank line) or
-            `"paragraph"` (the lines of a paragraph joined by a space, one
-            `eol_token` after each paragraph). Default `"line"`.
-        eol_token: str, the end-of-line token. Default `"<eol>"`.
-
-    Returns:
-        list of str, the token stream.
-
-    Example:
-
-    ```python
-    tokenize_lines(["Hi, you.", "", "Bye!"])
-    # ['Hi', ',', 'you', '.', '<eol>', 'Bye', '!', '<eol>']
-    ```
-    """
-    if level not in LEVELS:
-        raise ValueError(f"Expected level to be one of {set(LEVELS)}. Received: level={level!r}")
-    if unit not in UNITS:
-        raise ValueError(f"Expected unit to be one of {set(UNITS)}. Received: unit={unit!r}")
-    if not isinstance(eol_token, str) or not eol_token or eol_token in (PAD_TOKEN, OOV_TOKEN):
-        raise ValueError(
-            f"Expected eol_token to be a non-empty string other than {OOV_TOKEN!r}. "
-            f"Received: eol_token={eol_token!r}"
-        )
-    if unit == "line":
-        units = [line for line in lines if line.strip()]
-    else:
-        units, current = [], []
-        for line in list(lines) + [""]:
-            if line.strip():
-                current.append(line.strip())
-            elif current:
-                units.append(" ".join(current))
-                current = []
-    tokens = []
-    for text in units:
-        if lowercase:
-            text = text.lower()
-        if level == "word":
-            tokens.extend(_WORD_PATTERN.findall(text))
-        else:
-            tokens.extend(text)
-        tokens.append(eol_token)
-    return tokens
-
-
 def load_token_stream(path, level="word", lowercase=False, unit="line", eol_token=EOL_TOKEN):
     """Read a UTF-8 text file and tokenize it (`read_text_lines` + `tokenize_lines`).
 
@@ -160,88 +90,72 @@ def load_token_stream(path, level="word", lowercase=False, unit="line", eol_toke
     )
 
 
-def build_vocabulary(tokens, max_size=None, min_count=1):
-    """Build the id → token list from the training token stream.
-
-    Order: padding `""` (id 0), `"[UNK]"` (id 1), then tokens by count
-    descending, ties by the token string ascending, so the same tokens always
-    give the same ids.
+def token_stream(lines, text_cfg):
+    """The token stream of some lines of text, tokenized as the run's config says.
 
     Args:
-        tokens: iterable of str, the training token stream.
-        max_size: int or None, the largest vocabulary size, the two reserved
-            ids included; None for no cap. Default None.
-        min_count: int, tokens seen fewer times are left out (they map to
-            `"[UNK]"`). Default 1.
+        lines: list of str (a Split's items).
+        text_cfg: LMTextConfig.
 
     Returns:
-        list of str; the index of a token is its id.
-
-    Example:
-
-    ```python
-    build_vocabulary(["b", "a", "b", "c"])  # ['', '[UNK]', 'b', 'a', 'c']
-    ```
+        list of str, an `<eol>` after each line (or paragraph).
     """
-    if max_size is not None and (
-        isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 3
-    ):
-        raise ValueError(
-            f"Expected max_size to be None or an integer >= 3. Received: max_size={max_size!r}"
-        )
-    if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
-        raise ValueError(
-            f"Expected min_count to be an integer >= 1. Received: min_count={min_count!r}"
-        )
-    counts = collections.Counter(tokens)
-    for reserved in (PAD_TOKEN, OOV_TOKEN):
-        counts.pop(reserved, None)
-    ranked = sorted(
-        (token for token, count in counts.items() if count >= min_count),
-        key=lambda token: (-counts[token], token),
-    )
-    if max_size is not None:
-        ranked = ranked[: max_size - 2]
-    return [PAD_TOKEN, OOV_TOKEN] + ranked
+    return tokenize_lines(lines, level=text_cfg.level, lowercase=text_cfg.lowercase,
+                          unit=text_cfg.unit)
 
 
-def encode_tokens(tokens, vocabulary):
-    """Map tokens to ids; tokens not in `vocabulary` get the OOV id 1.
+def _text_split(name, lines, source, digest):
+    return Split(name, lines, source, digest,
+                 counts={"lines": sum(1 for line in lines if line.strip())})
+
+
+def _train_and_validation(data_cfg):
+    """The train and validation Splits: two files, or the tail of train held out."""
+    lines = read_text_lines(data_cfg.train)
+    digest = sha256(data_cfg.train)
+    if data_cfg.validation:
+        return (_text_split("train", lines, data_cfg.train, digest),
+                _text_split("validation", read_text_lines(data_cfg.validation),
+                            data_cfg.validation, sha256(data_cfg.validation)))
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    held = int(round(data_cfg.validation_fraction * len(filled)))
+    if len(filled) < 2 or held < 1:
+        raise UserError(f"the training text has {len(filled)} non-blank lines, too few to "
+                        "hold some out for validation; give --validation FILE",
+                        path=data_cfg.train)
+    cut = filled[-held]
+    return (_text_split("train", lines[:cut], f"{data_cfg.train} (lines 1-{cut})", digest),
+            _text_split("validation", lines[cut:],
+                        f"{data_cfg.train} (lines {cut + 1}-{len(lines)})", digest))
+
+
+def load_data(cfg):
+    """Reads and tokenizes the train/validation/test files (no TensorFlow); fails fast.
 
     Args:
-        tokens: iterable of str.
-        vocabulary: list of str, from `build_vocabulary`.
+        cfg: LMConfig.
 
     Returns:
-        numpy int32 array of ids.
-
-    Example:
-
-    ```python
-    encode_tokens(["b", "z"], ["", "[UNK]", "b"])  # array([2, 1])
-    ```
+        (splits, streams): dict name → `Split` of lines for "train", "validation"
+        and, when given, "test"; dict name → its token stream. Each split's counts
+        hold its non-blank "lines" and its "tokens".
     """
-    index = {token: i for i, token in enumerate(vocabulary) if i >= 2}
-    return np.fromiter((index.get(token, 1) for token in tokens), dtype=np.int32)
-
-
-def decode_ids(ids, vocabulary):
-    """Map ids back to tokens.
-
-    Args:
-        ids: iterable of int.
-        vocabulary: list of str, from `build_vocabulary`.
-
-    Returns:
-        list of str.
-
-    Example:
-
-    ```python
-    decode_ids([2, 1], ["", "[UNK]", "b"])  # ['b', '[UNK]']
-    ```
-    """
-    return [vocabulary[int(i)] for i in ids]
+    if not cfg.data.train:
+        raise UserError("give a training text file: --data FILE (or data.train in the config)")
+    train, validation = _train_and_validation(cfg.data)
+    splits = {"train": train, "validation": validation}
+    if cfg.data.test:
+        splits["test"] = _text_split("test", read_text_lines(cfg.data.test), cfg.data.test,
+                                     sha256(cfg.data.test))
+    streams = {}
+    for name, split in splits.items():
+        streams[name] = token_stream(split.items, cfg.text)
+        split.counts["tokens"] = len(streams[name])
+    if len(streams["train"]) < cfg.train.batch_size:
+        raise UserError(f"the training text has {len(streams['train'])} tokens, too few "
+                        f"for train.batch_size={cfg.train.batch_size} parallel streams; lower "
+                        "train.batch_size or give more text", path=cfg.data.train)
+    return splits, streams
 
 
 def make_tbptt_dataset(ids, batch_size, chunk_len, drop_remainder=False):

@@ -1,18 +1,14 @@
 """Text generation and language-model scores for `elman.models.language_model.LanguageModel`.
 
-`generate` is the default: it runs the prefix through the model once, then feeds
-one token at a time while carrying the recurrent state, inside one compiled
-`tf.function` / `tf.while_loop`, batched over prefixes of equal length (linear
-in the generated length). `generate_naive` re-runs the whole growing sequence
-through the model at every step (quadratic); it exists as the reference that
-`generate` must match token for token, and for `benchmark_generation`.
+`generate` runs the prefix through the model once, then feeds one token at a time
+while carrying the recurrent state, inside one compiled `tf.function` /
+`tf.while_loop`, batched over prefixes of equal length (linear in the generated
+length). The naive whole-prefix re-run it must match token for token, and the
+benchmark racing the two, live in `elman.bench.reference_generation`.
 """
 
 import math
-import os
-import platform
 import random
-import time
 import weakref
 
 import numpy as np
@@ -21,11 +17,16 @@ import numpy as np
 _COMPILED = weakref.WeakKeyDictionary()
 
 
-def _compiled(model, kind, build):
+def compiled(model, kind, build):
     """The compiled function `build` makes for `model`, made once per model.
 
     The function reaches the model through a weak reference, so the cache entry
     goes away with the model.
+
+    Args:
+        model: `LanguageModel`.
+        kind: str, the cache key ("greedy", "sampled", ...).
+        build: callable weakref → compiled function.
     """
     functions = _COMPILED.setdefault(model, {})
     if kind not in functions:
@@ -33,7 +34,13 @@ def _compiled(model, kind, build):
     return functions[kind]
 
 
-def _check_prefix(prefix_ids, vocabulary_size):
+def check_prefix(prefix_ids, vocabulary_size):
+    """Checks prefixes of ids; returns (int32 array [batch, length], whether it was 1-D).
+
+    Args:
+        prefix_ids: int array `[length]` or `[batch, length]`, ids >= 1.
+        vocabulary_size: int, the model's number of ids.
+    """
     prefix = np.asarray(prefix_ids)
     single = prefix.ndim == 1
     if single:
@@ -56,13 +63,14 @@ def _check_prefix(prefix_ids, vocabulary_size):
     return prefix.astype(np.int32), single
 
 
-def _check_length(length):
+def check_length(length):
+    """Checks a number of tokens to generate; returns it as an int."""
     if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 0:
         raise ValueError(f"Expected length to be an integer >= 0. Received: length={length!r}")
     return int(length)
 
 
-def _mask_padding(logits):
+def mask_padding(logits):
     """Never generate the padding id 0: it would be masked when fed back."""
     import tensorflow as tf
 
@@ -87,7 +95,7 @@ def _build_generate(model_ref, sample):
         logits = sequence_logits[:, -1, :]
 
         def pick(logits, i):
-            logits = _mask_padding(tf.cast(logits, tf.float32))
+            logits = mask_padding(tf.cast(logits, tf.float32))
             if sample:
                 return tf.random.stateless_categorical(
                     logits / temperature, 1, seed=tf.stack([seed, i]), dtype=tf.int32
@@ -122,18 +130,6 @@ def _build_sampled(model_ref):
     return _build_generate(model_ref, sample=True)
 
 
-def _build_naive_step(model_ref):
-    import tensorflow as tf
-
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
-    def next_token(sequence):
-        logits = model_ref()(sequence, training=False)
-        last = _mask_padding(tf.cast(logits[:, -1, :], tf.float32))
-        return tf.argmax(last, axis=-1, output_type=tf.int32)
-
-    return next_token
-
-
 def generate(model, prefix_ids, length, temperature=0.0, seed=None):
     """Continue prefixes by `length` tokens, carrying the recurrent state (linear time).
 
@@ -166,8 +162,8 @@ def generate(model, prefix_ids, length, temperature=0.0, seed=None):
     """
     import tensorflow as tf
 
-    prefix, single = _check_prefix(prefix_ids, model.vocabulary_size)
-    length = _check_length(length)
+    prefix, single = check_prefix(prefix_ids, model.vocabulary_size)
+    length = check_length(length)
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not (
         math.isfinite(temperature) and temperature >= 0
     ):
@@ -183,9 +179,9 @@ def generate(model, prefix_ids, length, temperature=0.0, seed=None):
         tokens = np.zeros((prefix.shape[0], 0), dtype=np.int32)
     else:
         if temperature > 0:
-            generate_fn = _compiled(model, "sampled", _build_sampled)
+            generate_fn = compiled(model, "sampled", _build_sampled)
         else:
-            generate_fn = _compiled(model, "greedy", _build_greedy)
+            generate_fn = compiled(model, "greedy", _build_greedy)
         tokens = generate_fn(
             tf.constant(prefix),
             tf.constant(length, tf.int32),
@@ -193,115 +189,6 @@ def generate(model, prefix_ids, length, temperature=0.0, seed=None):
             tf.constant(int(seed) % (2**31 - 1), tf.int32),
         ).numpy()
     return tokens[0] if single else tokens
-
-
-def generate_naive(model, prefix_ids, length):
-    """Greedy continuation that re-runs the whole growing sequence every step (quadratic).
-
-    The reference form of greedy generation: at each step the full sequence so
-    far goes through the model and the argmax of the last position is
-    appended. It gives the same tokens as `generate(..., temperature=0)`, only
-    slower. The padding id 0 is never generated.
-
-    Args:
-        model: `LanguageModel`.
-        prefix_ids: int array `[length]` or `[batch, length]`, prefixes of equal
-            length without padding (ids >= 1).
-        length: int, the number of tokens to generate.
-
-    Returns:
-        numpy int32 array `[batch, length]` of generated ids (`[length]` for a
-        1-D prefix), prefix not included.
-
-    Example:
-
-    ```python
-    assert (generate_naive(model, prefix, 20) == generate(model, prefix, 20)).all()
-    ```
-    """
-    prefix, single = _check_prefix(prefix_ids, model.vocabulary_size)
-    length = _check_length(length)
-    next_token = _compiled(model, "naive", _build_naive_step)
-    sequence = prefix
-    for _ in range(length):
-        token = next_token(sequence).numpy()
-        sequence = np.concatenate([sequence, token[:, None]], axis=1)
-    tokens = sequence[:, prefix.shape[1] :]
-    return tokens[0] if single else tokens
-
-
-def _device_description():
-    import tensorflow as tf
-
-    gpus = tf.config.list_logical_devices("GPU")
-    if gpus:
-        return f"GPU × {len(gpus)} ({', '.join(d.name for d in gpus)})"
-    return f"CPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
-
-
-def _median_time(function, repeats=3):
-    """Median wall-clock seconds of `repeats` calls, and the last result."""
-    seconds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function()
-        seconds.append(time.perf_counter() - start)
-    return float(np.median(seconds)), result
-
-
-def benchmark_generation(model, prefix_ids, length=200):
-    """Time state-carrying and naive greedy generation side by side in this process.
-
-    Both are compiled and warmed up first, then each is timed three times and
-    the median kept; both must give identical tokens.
-
-    Args:
-        model: `LanguageModel`.
-        prefix_ids: int array `[length]` or `[batch, length]`, prefixes of equal
-            length without padding.
-        length: int, the number of tokens to generate. Default 200.
-
-    Returns:
-        dict with `batch_size`, `prefix_length`, `length`, `seconds_state`,
-        `seconds_naive`, `tokens_per_s_state`, `tokens_per_s_naive`, `ratio`
-        (state-carrying speed / naive speed), `identical` (True) and `device`.
-
-    Raises:
-        AssertionError: the two forms gave different tokens.
-
-    Example:
-
-    ```python
-    result = benchmark_generation(model, np.ones((1, 10), "int32"), length=200)
-    print(f"{result['ratio']:.0f}× faster")
-    ```
-    """
-    prefix, _ = _check_prefix(prefix_ids, model.vocabulary_size)
-    length = _check_length(length)
-    if length < 1:
-        raise ValueError(f"Expected length to be an integer >= 1. Received: length={length!r}")
-    generate(model, prefix, 2)  # compile
-    generate_naive(model, prefix, 2)  # compile
-    seconds_state, fast = _median_time(lambda: generate(model, prefix, length))
-    seconds_naive, naive = _median_time(lambda: generate_naive(model, prefix, length))
-    if not np.array_equal(fast, naive):
-        first = int(np.argmax((fast != naive).any(axis=0)))
-        raise AssertionError(
-            f"state-carrying and naive generation differ, first at generated step {first}"
-        )
-    generated = prefix.shape[0] * length
-    return {
-        "batch_size": int(prefix.shape[0]),
-        "prefix_length": int(prefix.shape[1]),
-        "length": length,
-        "seconds_state": seconds_state,
-        "seconds_naive": seconds_naive,
-        "tokens_per_s_state": generated / seconds_state,
-        "tokens_per_s_naive": generated / seconds_naive,
-        "ratio": seconds_naive / seconds_state,
-        "identical": True,
-        "device": _device_description(),
-    }
 
 
 def _build_cross_entropy(model_ref):
@@ -346,7 +233,7 @@ def mean_cross_entropy(model, dataset, carry_states=False):
     """
     import tensorflow as tf
 
-    batch_cross_entropy = _compiled(model, "cross_entropy", _build_cross_entropy)
+    batch_cross_entropy = compiled(model, "cross_entropy", _build_cross_entropy)
     total, count, states = 0.0, 0, None
     for batch in dataset:
         if not isinstance(batch, (tuple, list)) or len(batch) != 2:

@@ -1,355 +1,204 @@
-"""Readers for translation pairs, plus length filtering and de-duplication.
+"""The translation task's splits: sentence pairs read into `elman.core.split.Split`s.
 
-Every reader returns a list of `{"source": str, "target": str, "where": str}`, where
-`where` says where the pair came from: `"file:line"` (1-based line) for files and
-`"name[index]"` (0-based row index) for a Hugging Face dataset. Both sides are stripped
-of surrounding whitespace.
-
-A malformed row (wrong number of columns, invalid JSON, a missing key, a side that is
-empty) raises `elman.errors.UserError` naming the file and line. With
-`skip_bad_rows=True` it is skipped instead, and counted: pass a dict as `counts` and it
-receives `counts["bad_rows"]` (the number skipped) and `counts["bad_row_examples"]` (up
-to 10 `"where: reason"` strings). Problems with a whole file (missing, a directory, not
-UTF-8, two aligned files of different lengths) always raise.
+Items are `{"source", "target", "where"}` dicts (see `readers`). A split's `counts`
+say what reading and filtering did: `read`, `bad_rows`, `bad_row_examples` and, for
+train, `too_long`, `empty_after_tokenizing`, `duplicates`, `over_max_train_pairs`.
 """
 
 import json
-import logging
-import pathlib
+import random
 
+from elman.core.split import Split, carve, sha256
 from elman.errors import UserError
-
-logger = logging.getLogger(__name__)
-
-_MAX_EXAMPLES = 10
-_SKIP_HINT = " (pass skip_bad_rows=True to skip and count such rows)"
+from elman.tasks.translation import readers
+from elman.tasks.translation.config import FORMATS
 
 
-def _read_lines(path):
-    """Returns the lines of a UTF-8 text file (no line endings, BOM removed)."""
-    path = pathlib.Path(path)
-    if not path.exists():
-        raise UserError("file not found", path=path)
-    if path.is_dir():
-        raise UserError("expected a file, found a directory", path=path)
-    data = path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
+def sources(split):
+    """The source sentences of a split's pairs."""
+    return [p["source"] for p in split.items]
+
+
+def targets(split):
+    """The target sentences of a split's pairs."""
+    return [p["target"] for p in split.items]
+
+
+def detect_format(path, fmt="auto"):
+    """The pair format of `path`: tsv, parallel, jsonl or hub."""
+    if fmt not in FORMATS:
+        raise UserError(f"data.format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+    if fmt != "auto":
+        return fmt
+    text = str(path)
+    if text.startswith("hub:"):
+        return "hub"
+    if "," in text:
+        return "parallel"
+    if text.lower().endswith((".jsonl", ".json")):
+        return "jsonl"
+    return "tsv"
+
+
+def _parallel_paths(path, data):
+    """`SRC,TGT` or a prefix `P` (files `P.<source_lang>` and `P.<target_lang>`)."""
+    text = str(path)
+    if "," not in text:  # named by language: reverse is already in the codes
+        return f"{text}.{data.source_lang}", f"{text}.{data.target_lang}"
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise UserError("expected two aligned files as SOURCE_FILE,TARGET_FILE", path=text)
+    first, second = parts
+    return (second, first) if data.reverse else (first, second)
+
+
+def _jsonl_is_positional(path):
+    """True when the first row uses source/target keys (reverse swaps them)."""
+    for line in readers._read_lines(path):
+        if line.strip():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                return True
+            return not (isinstance(row, dict) and "translation" in row)
+    return True
+
+
+def _check_aligned(source_path, target_path):
+    """Two aligned files must have as many lines; names the first line without a partner."""
+    counts = {p: len(readers._read_lines(p)) for p in (source_path, target_path)}
+    if counts[source_path] != counts[target_path]:
+        longer, shorter = sorted((source_path, target_path), key=lambda p: -counts[p])
         raise UserError(
-            f"not valid UTF-8 (byte 0x{data[error.start]:02x}); convert the file to UTF-8",
-            path=path,
-            line=line,
-        ) from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline ends the last line, it does not start a new one
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+            f"line {counts[shorter] + 1} has no partner: {longer} has {counts[longer]} lines "
+            f"but {shorter} has {counts[shorter]}; the two files must be aligned line by line",
+            path=longer, line=counts[shorter] + 1)
 
 
-class _BadRows:
-    """Raises on a bad row, or counts it when skipping."""
-
-    def __init__(self, skip, counts):
-        self.skip = skip
-        self.counts = counts
-        self.skipped = 0
-
-    def __call__(self, reason, path, line=None, where=None):
-        if not self.skip:
-            raise UserError(reason + _SKIP_HINT, path=path, line=line)
-        self.skipped += 1
-        if self.counts is not None:
-            self.counts["bad_rows"] = self.counts.get("bad_rows", 0) + 1
-            examples = self.counts.setdefault("bad_row_examples", [])
-            if len(examples) < _MAX_EXAMPLES:
-                examples.append(f"{where or f'{path}:{line}'}: {reason}")
-
-    def report(self, path):
-        if self.skipped:
-            logger.warning("%s: skipped %d bad rows", path, self.skipped)
+def _read_counts(pairs, counts):
+    """A split's reading counts from the pairs kept and the readers' `counts`."""
+    return {"read": len(pairs) + counts.get("bad_rows", 0),
+            "bad_rows": counts.get("bad_rows", 0),
+            "bad_row_examples": counts.get("bad_row_examples", [])}
 
 
-def _pair(source, target, where, bad, path, line=None):
-    """Builds a pair, or reports the first empty side; returns None when skipped."""
-    source, target = source.strip(), target.strip()
-    for side, text in (("source", source), ("target", target)):
-        if not text:
-            bad(f"empty {side} text", path, line, where)
-            return None
-    return {"source": source, "target": target, "where": where}
-
-
-def read_tsv_pairs(path, reverse=False, skip_bad_rows=False, counts=None):
-    """Reads `source<TAB>target[<TAB>anything...]` lines, as in Tatoeba exports.
+def read_pair_file(path, data, name):
+    """Reads one split of pairs from a file (or two aligned files) as a Split.
 
     Args:
-        path: str or Path, a UTF-8 file.
-        reverse: bool, swap the columns (translate from the second into the first).
-            Default False.
-        skip_bad_rows: bool, skip and count malformed rows instead of raising. Default
-            False.
-        counts: dict or None, receives `bad_rows` and `bad_row_examples`. Default None.
-
-    Returns:
-        list of `{"source", "target", "where"}` dicts, in file order.
-
-    Example:
-
-    >>> pairs = read_tsv_pairs("data/toy_translation/train.tsv", reverse=True)
+        path: str, a TSV or JSONL file, `SRC_FILE,TGT_FILE` or a parallel prefix.
+        data: TranslationDataConfig (format, reverse, languages, skip_bad_rows).
+        name: str, the split's name.
     """
-    bad = _BadRows(skip_bad_rows, counts)
-    pairs = []
-    for number, line in enumerate(_read_lines(path), start=1):
-        where = f"{path}:{number}"
-        if not line.strip():
-            bad("empty line; expected source<TAB>target", path, number)
-            continue
-        fields = line.split("\t")
-        if len(fields) < 2:
-            bad("expected source<TAB>target, found no tab", path, number)
-            continue
-        source, target = (fields[1], fields[0]) if reverse else (fields[0], fields[1])
-        pair = _pair(source, target, where, bad, path, number)
-        if pair is not None:
-            pairs.append(pair)
-    bad.report(path)
-    return pairs
-
-
-def read_parallel_files(source_path, target_path, skip_bad_rows=False, counts=None):
-    """Reads two aligned plain-text files: line i of one translates line i of the other.
-
-    Args:
-        source_path: str or Path, UTF-8 file of source sentences, one per line.
-        target_path: str or Path, UTF-8 file of target sentences, one per line.
-        skip_bad_rows: bool, skip and count pairs with an empty side instead of raising.
-            Default False.
-        counts: dict or None, receives `bad_rows` and `bad_row_examples`. Default None.
-
-    Returns:
-        list of `{"source", "target", "where"}` dicts; `where` names the source file.
-
-    Example:
-
-    >>> pairs = read_parallel_files("train.en", "train.zh")
-    """
-    sources = _read_lines(source_path)
-    targets = _read_lines(target_path)
-    if len(sources) != len(targets):
-        raise UserError(
-            f"{source_path} has {len(sources)} lines but {target_path} has "
-            f"{len(targets)} lines; the two files must be aligned line by line",
-            path=source_path,
-        )
-    bad = _BadRows(skip_bad_rows, counts)
-    pairs = []
-    for number, (source, target) in enumerate(zip(sources, targets), start=1):
-        where = f"{source_path}:{number}"
-        if not target.strip() and source.strip():
-            bad("empty target text", target_path, number, where)
-            continue
-        pair = _pair(source, target, where, bad, source_path, number)
-        if pair is not None:
-            pairs.append(pair)
-    bad.report(source_path)
-    return pairs
-
-
-def _row_pair(row, source_lang, target_lang):
-    """(source, target) from a JSON object, or (None, reason)."""
-    if not isinstance(row, dict):
-        return None, f"expected a JSON object, found {type(row).__name__}"
-    if "translation" in row and (source_lang is not None or "source" not in row):
-        translation = row["translation"]
-        if not isinstance(translation, dict):
-            return None, "expected 'translation' to be an object of language -> text"
-        if source_lang is None or target_lang is None:
-            return None, (
-                "found a 'translation' object; pass source_lang and target_lang "
-                f"(languages here: {', '.join(sorted(map(str, translation)))})"
-            )
-        keys = (source_lang, target_lang)
-        found = translation
-    elif "source" in row and "target" in row:
-        keys = ("source", "target")
-        found = row
+    fmt = detect_format(path, data.format)
+    counts = {}
+    kwargs = {"skip_bad_rows": data.skip_bad_rows, "counts": counts}
+    if fmt == "hub":
+        raise UserError("hub datasets are read with data.train = \"hub:NAME\"", path=path)
+    if fmt == "tsv":
+        pairs = readers.read_tsv_pairs(path, reverse=data.reverse, **kwargs)
+        files = [path]
+    elif fmt == "parallel":
+        files = list(_parallel_paths(path, data))
+        _check_aligned(*files)
+        pairs = readers.read_parallel_files(files[0], files[1], **kwargs)
     else:
-        return None, "expected keys 'source' and 'target', or 'translation'"
-    for key in keys:
-        if key not in found:
-            return None, f"missing key {key!r} (found: {', '.join(sorted(map(str, found)))})"
-        if not isinstance(found[key], str):
-            return None, f"expected {key!r} to be a string, found {type(found[key]).__name__}"
-    return (found[keys[0]], found[keys[1]]), None
+        files = [path]
+        pairs = readers.read_jsonl_pairs(path, data.source_lang, data.target_lang, **kwargs)
+        if data.reverse and _jsonl_is_positional(path):
+            pairs = [dict(p, source=p["target"], target=p["source"]) for p in pairs]
+    return Split(name, pairs, ",".join(map(str, files)), " ".join(sha256(p) for p in files),
+                 counts=_read_counts(pairs, counts))
 
 
-def read_jsonl_pairs(path, source_lang=None, target_lang=None, skip_bad_rows=False, counts=None):
-    """Reads JSON Lines: `{"source": .., "target": ..}` or `{"translation": {lang: text}}`.
+def _load_hub(data):
+    """The hub splits the data config names, as Splits."""
+    from elman.core.hub import hub_parts, load_hub
 
-    Args:
-        path: str or Path, a UTF-8 file with one JSON object per line.
-        source_lang: str or None, the source key inside `"translation"` objects (e.g.
-            `"en"`); needed for that format. Default None.
-        target_lang: str or None, the target key inside `"translation"` objects. Default
-            None.
-        skip_bad_rows: bool, skip and count malformed rows instead of raising. Default
-            False.
-        counts: dict or None, receives `bad_rows` and `bad_row_examples`. Default None.
-
-    Returns:
-        list of `{"source", "target", "where"}` dicts, in file order.
-
-    Example:
-
-    >>> pairs = read_jsonl_pairs("train.jsonl", source_lang="en", target_lang="zh")
-    """
-    bad = _BadRows(skip_bad_rows, counts)
-    pairs = []
-    for number, line in enumerate(_read_lines(path), start=1):
-        where = f"{path}:{number}"
-        if not line.strip():
-            bad("empty line; expected a JSON object", path, number)
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            bad(f"invalid JSON ({error.msg} at column {error.colno})", path, number)
-            continue
-        texts, reason = _row_pair(row, source_lang, target_lang)
-        if texts is None:
-            bad(reason, path, number)
-            continue
-        pair = _pair(texts[0], texts[1], where, bad, path, number)
-        if pair is not None:
-            pairs.append(pair)
-    bad.report(path)
-    return pairs
+    name = data.train[4:]
+    loaded = load_hub(name, data.hub_config, "--data train.tsv --validation dev.tsv")
+    out = {}
+    for ours, _, dataset, source in hub_parts(loaded, name, {
+            "train": data.hub_train_split, "validation": data.hub_validation_split,
+            "test": data.hub_test_split}):
+        counts = {}
+        pairs = readers.pairs_from_hf_dataset(dataset, data.source_lang, data.target_lang,
+                                              name=source, skip_bad_rows=data.skip_bad_rows,
+                                              counts=counts)
+        out[ours] = Split(ours, pairs, source, "", counts=_read_counts(pairs, counts))
+    return out
 
 
-def pairs_from_hf_dataset(
-    dataset, source_lang, target_lang, name=None, skip_bad_rows=False, counts=None
-):
-    """Reads a Hugging Face `datasets.Dataset` with a `translation` column.
-
-    The column holds one dict per row, language -> text (the `datasets.Translation`
-    feature, as in WMT or opus_books).
+def load_splits(data, seed):
+    """Reads train/validation/test pairs from a data config (fails fast, before TensorFlow).
 
     Args:
-        dataset: `datasets.Dataset`, already loaded (this function does no download).
-        source_lang: str, the source language key, e.g. `"en"`.
-        target_lang: str, the target language key, e.g. `"zh"`.
-        name: str or None, used in `where` and in errors; None for the dataset's own
-            name and split. Default None.
-        skip_bad_rows: bool, skip and count malformed rows instead of raising. Default
-            False.
-        counts: dict or None, receives `bad_rows` and `bad_row_examples`. Default None.
+        data: TranslationDataConfig.
+        seed: int, the run's seed (unused here: carving and capping happen in `prepare`).
 
     Returns:
-        list of `{"source", "target", "where"}` dicts; `where` is `"name[row_index]"`.
-
-    Example:
-
-    >>> pairs = pairs_from_hf_dataset(dataset["train"], source_lang="en", target_lang="fr")
+        dict of split name → Split ("train" and, when given, "validation" and "test").
     """
-    if name is None:
-        info = getattr(dataset, "info", None)
-        name = getattr(info, "dataset_name", None) or "dataset"
-        split = getattr(dataset, "split", None)
-        if split is not None:
-            name = f"{name}/{split}"
-    columns = list(getattr(dataset, "column_names", []) or [])
-    if "translation" not in columns:
-        raise UserError(
-            f"expected a 'translation' column, found columns: {', '.join(columns) or 'none'}",
-            path=name,
-        )
-    feature = getattr(dataset, "features", {}).get("translation")
-    languages = getattr(feature, "languages", None)
-    if languages is None and isinstance(feature, dict):
-        languages = list(feature)
-    if languages is not None:
-        for lang in (source_lang, target_lang):
-            if lang not in languages:
-                raise UserError(
-                    f"language {lang!r} is not in the 'translation' column "
-                    f"(languages: {', '.join(map(str, languages))})",
-                    path=name,
-                )
-    bad = _BadRows(skip_bad_rows, counts)
-    pairs = []
-    for index, translation in enumerate(dataset["translation"]):
-        where = f"{name}[{index}]"
-        texts, reason = _row_pair({"translation": translation}, source_lang, target_lang)
-        if texts is None:
-            bad(f"row {index}: {reason}", name, None, where)
-            continue
-        pair = _pair(texts[0], texts[1], where, _RowBad(bad, index), name)
-        if pair is not None:
-            pairs.append(pair)
-    bad.report(name)
-    return pairs
+    if not data.train:
+        raise UserError("no training data: give --data FILE (or hub:NAME) or set data.train")
+    if data.max_train_pairs < 0 or not 0.0 < data.validation_fraction < 1.0:
+        raise UserError("data.max_train_pairs must be >= 0 and data.validation_fraction in (0, 1)")
+    for name in ("max_source_len", "max_target_len"):
+        if getattr(data, name) < 1:
+            raise UserError(f"data.{name} must be a positive number of tokens")
+    if detect_format(data.train, data.format) == "hub":
+        splits = _load_hub(data)
+    else:
+        splits = {"train": read_pair_file(data.train, data, "train")}
+        for name in ("validation", "test"):
+            path = getattr(data, name)
+            if path:
+                splits[name] = read_pair_file(path, data, name)
+    for split in splits.values():
+        if not split.items:
+            raise UserError(f"the {split.name} split holds no sentence pairs", path=split.source)
+    return splits
 
 
-class _RowBad:
-    """Puts the row index into the reason (datasets have rows, not lines)."""
-
-    def __init__(self, bad, index):
-        self.bad, self.index = bad, index
-
-    def __call__(self, reason, path, line=None, where=None):
-        self.bad(f"row {self.index}: {reason}", path, None, where)
-
-
-def filter_pairs(pairs, max_source_len=None, max_target_len=None, dedupe=True, tokenize=None):
-    """Drops pairs that are too long, then exact duplicates, and says how many of each.
+def filter_train(train, source_lengths, target_lengths, data, seed):
+    """Drops too-long (and, optionally, repeated) training pairs; counts both in place.
 
     Args:
-        pairs: list of `{"source", "target", ...}` dicts.
-        max_source_len: int or None, most source tokens kept; None for no limit.
-            Default None.
-        max_target_len: int or None, most target tokens kept; None for no limit.
-            Default None.
-        dedupe: bool, keep only the first of pairs with identical source and target
-            text. Default True.
-        tokenize: callable or None, str -> list of tokens used to count length; None
-            splits on whitespace (use `list` for characters, e.g. for Chinese).
-            Default None.
-
-    Returns:
-        `(kept_pairs, {"too_long": n, "duplicates": m})`, kept pairs in input order;
-        duplicates are counted among the pairs that passed the length filter.
-
-    Example:
-
-    >>> kept, dropped = filter_pairs(pairs, max_source_len=20, max_target_len=20)
+        train: the training Split (its items and counts are replaced).
+        source_lengths, target_lengths: lists of int, the token count of each side.
+        data: TranslationDataConfig (length limits, dedupe, max_train_pairs).
+        seed: int, seeds the choice of pairs kept under `max_train_pairs`.
     """
-    limits = (("max_source_len", max_source_len), ("max_target_len", max_target_len))
-    for arg_name, value in limits:
-        bad_int = not isinstance(value, int) or isinstance(value, bool) or value < 1
-        if value is not None and bad_int:
-            raise ValueError(
-                f"Expected {arg_name} to be a positive int or None. Received: {arg_name}={value!r}"
-            )
-    count = (lambda text: len(text.split())) if tokenize is None else (
-        lambda text: len(tokenize(text))
-    )
-    kept, seen = [], set()
-    too_long = duplicates = 0
-    for pair in pairs:
-        if (max_source_len is not None and count(pair["source"]) > max_source_len) or (
-            max_target_len is not None and count(pair["target"]) > max_target_len
-        ):
+    kept, too_long, empty = [], 0, 0
+    for pair, n_source, n_target in zip(train.items, source_lengths, target_lengths):
+        if n_source == 0 or n_target == 0:
+            empty += 1
+        elif n_source > data.max_source_len or n_target > data.max_target_len:
             too_long += 1
-            continue
-        if dedupe:
-            key = (pair["source"], pair["target"])
-            if key in seen:
-                duplicates += 1
-                continue
-            seen.add(key)
-        kept.append(pair)
-    return kept, {"too_long": too_long, "duplicates": duplicates}
+        else:
+            kept.append(pair)
+    kept, dropped = readers.filter_pairs(kept, dedupe=data.dedupe)
+    capped = 0
+    if data.max_train_pairs and len(kept) > data.max_train_pairs:
+        order = sorted(random.Random(seed).sample(range(len(kept)), data.max_train_pairs))
+        capped = len(kept) - len(order)
+        kept = [kept[i] for i in order]
+    train.items = kept
+    train.counts.update(too_long=too_long, empty_after_tokenizing=empty,
+                        duplicates=dropped["duplicates"], over_max_train_pairs=capped)
+
+
+def carve_validation(splits, fraction, seed):
+    """Holds out a seeded share of train as validation when there is no validation split.
+
+    Returns:
+        the splits in the order train, validation(, test).
+    """
+    if "validation" in splits:
+        return splits
+    train, validation = carve(splits["train"], fraction, seed, what="pairs",
+                              counts=lambda items: {"read": len(items), "bad_rows": 0})
+    out = {"train": train, "validation": validation}
+    if "test" in splits:
+        out["test"] = splits["test"]
+    return out

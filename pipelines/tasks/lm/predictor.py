@@ -1,0 +1,101 @@
+"""A saved language-model run: the most likely next tokens after a text, and generation."""
+
+import math
+
+from elman.errors import UserError
+from elman.tasks.base import Predictor
+from elman.tasks.lm.vocabulary import (decode_ids, detokenize, encode_prefix, read_vocabulary,
+                                       unknown_tokens, VOCABULARY_FILE)
+
+
+class LMPredictor(Predictor):
+    """Continues raw texts with a saved language-model run.
+
+    Args:
+        run_dir: str or Path, the run folder.
+
+    Example:
+        >>> LMPredictor("runs/lm/demo").predict(["the cat"])[0]["next"][0]
+        {'token': 'is', 'probability': 0.41...}
+        >>> LMPredictor("runs/lm/demo").generate("the cat", 20)["text"]
+    """
+
+    task = "lm"
+    options = {"top": (int, 5)}
+
+    def __init__(self, run_dir):
+        from elman.core import runs
+
+        super().__init__(run_dir)
+        self.cfg = runs.read_config(self.run_dir, self.task)
+        self.vocabulary = read_vocabulary(self.run_dir)
+
+    @property
+    def model(self):
+        """The run's inference model; its ids must match `vocabulary.json`."""
+        model = super().model
+        if model.vocabulary_size != len(self.vocabulary):
+            raise UserError(f"model.keras has {model.vocabulary_size} ids but "
+                            f"{VOCABULARY_FILE} {len(self.vocabulary)}", path=self.run_dir)
+        return model
+
+    def next_tokens(self, text, top=5):
+        """The `top` most likely next tokens after `text`: list of (token, probability)."""
+        import numpy as np
+
+        _, ids = encode_prefix(text, self.cfg.text, self.vocabulary)
+        logits = np.asarray(self.model(ids[None, :], training=False))[0, -1].astype("float64")
+        logits[0] = -np.inf  # padding is never a next token
+        probs = np.exp(logits - logits.max())
+        probs /= probs.sum()
+        best = np.argsort(-probs, kind="stable")[:top]
+        return [(self.vocabulary[j], float(probs[j])) for j in best]
+
+    def predict(self, texts, top=5):
+        """One {"text", "next": [{"token", "probability"}, ...]} dict per text.
+
+        Args:
+            texts: list of str, texts to continue (not empty).
+            top: int, how many next tokens, most likely first. Default 5.
+        """
+        for i, text in enumerate(texts, start=1):
+            if not text.strip():
+                raise UserError(f"text {i} is empty; expected some text to continue")
+        return [{"text": text, "next": [{"token": t, "probability": round(p, 6)}
+                                        for t, p in self.next_tokens(text, top)]}
+                for text in texts]
+
+    def format_text(self, prediction):
+        """`text<TAB>'token'=p  'token'=p ...`."""
+        return prediction["text"] + "\t" + "  ".join(
+            f"{n['token']!r}={n['probability']:.4f}" for n in prediction["next"])
+
+    def generate(self, prefix, length, temperature=0.0, seed=0):
+        """Continues `prefix` by `length` tokens (state-carrying, compiled generator).
+
+        Greedy when `temperature` is 0; otherwise sampled, the same `seed` giving the
+        same tokens.
+
+        Args:
+            prefix: str, the text to continue (may be empty: a line starts).
+            length: int >= 0, tokens to generate.
+            temperature: float >= 0. Default 0.0 (greedy).
+            seed: int, the sampling seed. Default 0.
+
+        Returns:
+            dict with "prefix", "text" (the tokenized prefix followed by the
+            continuation, joined as the run's level does: no spaces at character
+            level, spaces at word level), "tokens" (the generated tokens) and
+            "unknown" (prefix tokens not in the vocabulary, read as [UNK]).
+        """
+        from elman.tasks.lm.generation import generate
+
+        if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+            raise UserError(f"--length must be an integer >= 0; got {length!r}")
+        if not (math.isfinite(temperature) and temperature >= 0):
+            raise UserError(f"--temperature must be >= 0 (0: greedy); got {temperature}")
+        tokens, ids = encode_prefix(prefix, self.cfg.text, self.vocabulary)
+        generated = decode_ids(generate(self.model, ids, length, temperature=float(temperature),
+                                        seed=seed), self.vocabulary)
+        return {"prefix": prefix, "text": detokenize(tokens + generated, self.cfg.text.level),
+                "tokens": generated, "unknown": unknown_tokens(tokens, self.vocabulary)}
