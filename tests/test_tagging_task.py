@@ -13,7 +13,7 @@ import pytest
 
 from elman import cli
 from elman.tasks.tagging import schemes as tag_schemes
-from elman.tasks.tagging.text import split_raw_text
+from elman.text.splitters import split_raw_text
 
 TINY = ["--set", "embedding.dim=8", "--set", "encoder.units=8", "--set", "chars.units=4",
         "--set", "chars.embedding_dim=4", "--set", "train.batch_size=8", "--set",

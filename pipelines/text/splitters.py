@@ -1,8 +1,10 @@
-"""Raw-text splitters in plain Python (no TensorFlow): lines of text → one token stream.
+"""Raw-text splitters in plain Python (no TensorFlow).
 
-`tokenize_lines` is the language model's tokenizer: it runs before TensorFlow loads
-(to fail fast on a bad file) and its tokens are looked up in a vocabulary list, so it
-is plain Python rather than the Keras layer of `elman.text.tokenize`.
+`tokenize_lines` is the language model's tokenizer (lines of text → one token stream):
+it runs before TensorFlow loads (to fail fast on a bad file) and its tokens are looked
+up in a vocabulary list, so it is plain Python rather than the Keras layer of
+`elman.text.tokenize`. `split_raw_text` splits raw text into the tokens a tagging run
+expects, and `join_tokens` goes back from tokens to text.
 """
 
 import re
@@ -79,3 +81,59 @@ def tokenize_lines(lines, level="word", lowercase=False, unit="line", eol_token=
             tokens.extend(text)
         tokens.append(eol_token)
     return tokens
+
+
+# ---------------------------------------------------------------- tagging
+
+_CJK = "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef" \
+       "\U00020000-\U0002ffff"
+_LATIN_WORD_CHAR = rf"(?:(?![{_CJK}])\w)"
+_RAW_TOKEN = re.compile(
+    rf"[{_CJK}]"  # a CJK character (or full-width punctuation) on its own
+    r"|(?:[^\W\d_]\.){2,}"  # an abbreviation with dots: U.S., e.g.
+    r"|\d+(?:[.,]\d+)+"  # a number with separators: 3.5, 1,000
+    rf"|{_LATIN_WORD_CHAR}+(?:['’\-]{_LATIN_WORD_CHAR}+)*"  # a word: don't, York-based
+    rf"|[^\s{_CJK}]"  # any other symbol, one by one
+)
+
+
+def split_raw_text(text):
+    """Splits raw text into the tokens the tagger expects.
+
+    Latin-script words and numbers stay whole, punctuation is split off, and CJK
+    characters (Chinese, Japanese kana, full-width punctuation) become one token
+    each, so mixed text works too.
+
+    Args:
+        text: str, the text.
+
+    Returns:
+        A list of str.
+
+    Example:
+
+    ```python
+    split_raw_text("Alice visited the U.S. in 2019, then 北京。")
+    # ['Alice', 'visited', 'the', 'U.S.', 'in', '2019', ',', 'then', '北', '京', '。']
+    ```
+    """
+    return _RAW_TOKEN.findall(text)
+
+
+def _is_cjk(text):
+    return any("\u2e80" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff" or "\uff00" <= c <= "\uffef"
+               or "\U00020000" <= c <= "\U0002ffff" for c in text)
+
+
+def join_tokens(tokens):
+    """Tokens as text: spaces between words, none between CJK characters.
+
+    Args:
+        tokens: list of str.
+    """
+    out = ""
+    for i, token in enumerate(tokens):
+        if i and not (_is_cjk(tokens[i - 1][-1:]) and _is_cjk(token[:1])):
+            out += " "
+        out += token
+    return out

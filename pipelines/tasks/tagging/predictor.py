@@ -10,7 +10,8 @@ from elman.errors import UserError
 from elman.tasks.base import Predictor
 from elman.tasks.tagging.model import encode, predict_tag_ids
 from elman.tasks.tagging.scoring import to_output
-from elman.tasks.tagging.text import entities_of, split_raw_text
+from elman.tasks.tagging.entities import entities_of
+from elman.text.splitters import split_raw_text
 from elman.tasks.tagging.vocab import Vocabularies
 
 

@@ -8,7 +8,7 @@ from elman.core.html import write_text_atomic
 from elman.tasks.tagging import schemes as tag_schemes
 from elman.tasks.tagging.model import describe_model
 from elman.tasks.tagging.scoring import ERROR_KINDS, error_rows
-from elman.tasks.tagging.text import join_tokens
+from elman.text.splitters import join_tokens
 
 SHOWN_ERRORS = 15
 

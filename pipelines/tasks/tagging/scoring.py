@@ -6,7 +6,7 @@ from collections import Counter
 
 from elman.tasks.tagging import schemes as tag_schemes
 from elman.tasks.tagging.data import entity_like
-from elman.tasks.tagging.text import join_tokens
+from elman.text.splitters import join_tokens
 
 
 def to_output(bio_tags, scheme):
