@@ -63,3 +63,36 @@ def test_presets_lists_every_preset_with_its_first_comment():
     presets = elman.presets("sentiment")
     assert set(presets) >= {"default", "zh", "sst2"}
     assert all(isinstance(line, str) and line for line in presets.values())
+
+
+def test_a_predictor_evaluates_like_the_api(tiny_run):
+    assert elman.load(tiny_run.path).evaluate().scores == elman.evaluate(tiny_run.path).scores
+
+
+TOY = {  # each task's toy preset (data/ of this project), with tiny layers and 1 epoch
+    "tagging": {"embedding.dim": 8, "encoder.units": 8, "chars.units": 4,
+                "chars.embedding_dim": 4, "train.epochs": 1},
+    "translation": {"model.units": 8, "model.embedding_dim": 8, "train.epochs": 1,
+                    "eval.heatmaps": 0, "eval.samples": 1},
+    "lm": {"model.embedding_dim": 8, "model.units": 8, "train.epochs": 1,
+           "report.samples": 1, "report.sample_length": 4},
+}
+TEXTS = {"tagging": ["Alice visited Paris in May", "北京欢迎你"],
+         "translation": ["i like tea", "the students eat fish"],
+         "lm": ["the cat sat on", "once upon a"]}
+
+
+@pytest.mark.parametrize("task", sorted(TOY))
+def test_cli_and_api_agree_for_every_task(task, tmp_path, capsys):
+    run = elman.train(task, out=str(tmp_path / "run"), reports=str(tmp_path / "reports"),
+                      overrides=TOY[task])
+    predictor = elman.load(run.path)
+    assert predictor.task == task
+    api_out = predictor.predict(TEXTS[task])
+    capsys.readouterr()
+    assert cli.main(["predict", str(run.path), "--format", "json", *TEXTS[task]]) == 0
+    cli_out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert cli_out == api_out and len(api_out) == len(TEXTS[task])
+    main = run.metrics["main_metric"]
+    assert run.metrics["split"] == "test"  # every toy preset has a test file
+    assert elman.evaluate(run.path).scores[main] == pytest.approx(run.scores[main], rel=1e-6)

@@ -17,7 +17,6 @@ training loop (`training.py`), its report parts are in `report.py`, its predicto
 import dataclasses
 
 from elman.core.run import train_metrics
-from elman.errors import UserError
 from elman.tasks.base import Fitted, ReportParts, Task
 from elman.tasks.lm import report as lm_report
 from elman.tasks.lm.config import LMConfig, check_config
@@ -145,9 +144,7 @@ class LMTask(Task):
 
         predictor = self.predictor(run_dir)
         saved = predictor.cfg
-        path = overrides.get("data") or saved.data.test or saved.data.validation
-        if not path:
-            raise UserError("give a text file to evaluate on with --data FILE")
+        path = self.evaluation_file(saved, overrides, "a text file")
         tokens = token_stream(read_text_lines(path), saved.text)  # fail fast, before the model
         ids = encode_stream(tokens, predictor.vocabulary)
         scores = score_ids(predictor.model, ids, saved.train.eval_batch_size, saved.text.level)

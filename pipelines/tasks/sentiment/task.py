@@ -295,9 +295,7 @@ class SentimentTask(Task):
 
         predictor = self.predictor(run_dir)
         cfg = runs.read_config(run_dir, self.name)
-        path = overrides.get("data") or cfg.data.test or cfg.data.validation
-        if not path:
-            raise UserError("give a labelled file to evaluate on with --data FILE")
+        path = self.evaluation_file(cfg, overrides, "a labelled file")
         split = data_stage.read_labeled_file(
             path, cfg.data.format, overrides.get("text_column") or cfg.data.text_column,
             overrides.get("label_column") or cfg.data.label_column, name="evaluation")

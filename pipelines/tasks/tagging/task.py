@@ -183,9 +183,7 @@ class TaggingTask(Task):
 
         predictor = self.predictor(run_dir)
         cfg = runs.read_config(run_dir, self.name)
-        path = overrides.get("data") or cfg.data.test or cfg.data.validation
-        if not path:
-            raise UserError("give a tagged file to evaluate on with --data FILE")
+        path = self.evaluation_file(cfg, overrides, "a tagged file")
         data = evaluation_data(cfg.data, path, overrides, self.column_settings)
         splits, _ = load_splits(data, scheme=predictor.vocab.scheme, for_training=False)
         split = splits["train"]

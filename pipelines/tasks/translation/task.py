@@ -261,9 +261,7 @@ class TranslationTask(Task):
 
         predictor = self.predictor(run_dir)
         cfg = runs.read_config(run_dir, self.name)
-        path = overrides.get("data") or cfg.data.test or cfg.data.validation
-        if not path:
-            raise UserError("give a file of sentence pairs to evaluate on with --data FILE")
+        path = self.evaluation_file(cfg, overrides, "a file of sentence pairs")
         if pairs.detect_format(path, cfg.data.format) == "hub":
             raise UserError("evaluate reads local files; give --data FILE")
         split = pairs.read_pair_file(path, cfg.data, "evaluation")
