@@ -100,7 +100,11 @@ class Predictor:
     """
 
     task = ""
-    #: the options `predict` accepts (name → (type, default)), for the CLI and servers
+    #: the options `predict` accepts, for the CLI and servers: name → (type, default) or
+    #: (type, default, min, max) with type int, float, bool or str and min/max inclusive
+    #: bounds (None: unbounded). `elman serve` passes a request only the options named
+    #: here and refuses any other option or a value out of range, e.g.
+    #: {"beam": (int, 0, 0, 16)}.
     options = {}
 
     def __init__(self, run_dir):
@@ -122,6 +126,15 @@ class Predictor:
     def predict(self, texts, **options):
         """Returns one JSON-ready dict per text."""
         raise NotImplementedError
+
+    def evaluate(self, data=None, text_column=None, label_column=None, log=print):
+        """Scores this run on labelled data (default: its test, else validation file);
+        returns the EvalResult, as `elman evaluate` computes it."""
+        from elman import tasks
+
+        return tasks.get(self.task).evaluate(
+            self.run_dir, {"data": data, "text_column": text_column,
+                           "label_column": label_column}, log=log)
 
     def format_text(self, prediction):
         """The plain-text line `elman predict` prints for one prediction."""
@@ -198,6 +211,22 @@ class Task:
     def evaluate(self, run_dir, overrides, log=print):
         """Scores a saved run on labelled data; returns an EvalResult."""
         raise NotImplementedError
+
+    @staticmethod
+    def evaluation_file(cfg, overrides, what):
+        """The file `evaluate` reads: --data, else the run's test, else its validation file.
+
+        Args:
+            cfg: the run's saved config.
+            overrides: dict from the CLI or API ("data" may be None).
+            what: str, what the file holds, for the message ("a labelled file").
+        """
+        from elman.errors import UserError
+
+        path = overrides.get("data") or cfg.data.test or cfg.data.validation
+        if not path:
+            raise UserError(f"give {what} to evaluate on with --data FILE")
+        return path
 
     def benchmark(self, quick=False, log=print):
         """A dict of measurements for `elman bench` (speed ratios measured side by side in
