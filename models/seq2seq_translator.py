@@ -16,6 +16,44 @@ def _check_positive_int(name, value):
         raise ValueError(f"Expected {name} to be a positive int. Received: {name}={value!r}")
 
 
+def _check_arguments(source_vocab_size, target_vocab_size, embedding_dim, units, num_layers,
+                     cell, attention, bridge, combine, bidirectional, dropout):
+    """Raises ValueError for arguments Seq2SeqTranslator cannot build from."""
+    for arg_name, value in (
+        ("source_vocab_size", source_vocab_size),
+        ("target_vocab_size", target_vocab_size),
+        ("embedding_dim", embedding_dim),
+        ("units", units),
+        ("num_layers", num_layers),
+    ):
+        _check_positive_int(arg_name, value)
+    if cell not in CELLS:
+        raise ValueError(f"Expected cell to be one of {set(CELLS)}. Received: cell={cell!r}")
+    if attention not in ATTENTIONS:
+        raise ValueError(
+            f"Expected attention to be one of {set(ATTENTIONS)}. "
+            f"Received: attention={attention!r}"
+        )
+    if bridge not in BRIDGES:
+        raise ValueError(
+            f"Expected bridge to be one of {set(BRIDGES)}. Received: bridge={bridge!r}"
+        )
+    if combine not in COMBINES:
+        raise ValueError(
+            f"Expected combine to be one of {set(COMBINES)}. Received: combine={combine!r}"
+        )
+    if not isinstance(bidirectional, bool):
+        raise ValueError(
+            f"Expected bidirectional to be a bool. Received: bidirectional={bidirectional!r}"
+        )
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not (
+        0.0 <= dropout < 1.0
+    ):
+        raise ValueError(
+            f"Expected dropout to be a float in [0, 1). Received: dropout={dropout!r}"
+        )
+
+
 @keras.saving.register_keras_serializable(package="elman")
 class Seq2SeqTranslator(keras.Model):
     """Encoder–decoder translator: (Bi)LSTM/GRU encoder, LSTM/GRU decoder, optional attention.
@@ -100,39 +138,8 @@ class Seq2SeqTranslator(keras.Model):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        for arg_name, value in (
-            ("source_vocab_size", source_vocab_size),
-            ("target_vocab_size", target_vocab_size),
-            ("embedding_dim", embedding_dim),
-            ("units", units),
-            ("num_layers", num_layers),
-        ):
-            _check_positive_int(arg_name, value)
-        if cell not in CELLS:
-            raise ValueError(f"Expected cell to be one of {set(CELLS)}. Received: cell={cell!r}")
-        if attention not in ATTENTIONS:
-            raise ValueError(
-                f"Expected attention to be one of {set(ATTENTIONS)}. "
-                f"Received: attention={attention!r}"
-            )
-        if bridge not in BRIDGES:
-            raise ValueError(
-                f"Expected bridge to be one of {set(BRIDGES)}. Received: bridge={bridge!r}"
-            )
-        if combine not in COMBINES:
-            raise ValueError(
-                f"Expected combine to be one of {set(COMBINES)}. Received: combine={combine!r}"
-            )
-        if not isinstance(bidirectional, bool):
-            raise ValueError(
-                f"Expected bidirectional to be a bool. Received: bidirectional={bidirectional!r}"
-            )
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not (
-            0.0 <= dropout < 1.0
-        ):
-            raise ValueError(
-                f"Expected dropout to be a float in [0, 1). Received: dropout={dropout!r}"
-            )
+        _check_arguments(source_vocab_size, target_vocab_size, embedding_dim, units,
+                         num_layers, cell, attention, bridge, combine, bidirectional, dropout)
         self.source_vocab_size = source_vocab_size
         self.target_vocab_size = target_vocab_size
         self.embedding_dim = embedding_dim
@@ -147,6 +154,15 @@ class Seq2SeqTranslator(keras.Model):
 
         rnn_class = keras.layers.LSTM if cell == "lstm" else keras.layers.GRU
         self.state_names = ("h", "c") if cell == "lstm" else ("h",)
+        self._build_encoder(rnn_class)
+        self._build_decoder(rnn_class)
+
+    def _build_encoder(self, rnn_class):
+        """The source embedding, the encoder layers and (bidirectional, concat) the bridge."""
+        source_vocab_size, embedding_dim, units = (self.source_vocab_size, self.embedding_dim,
+                                                   self.units)
+        cell, num_layers, bidirectional, bridge = (self.cell, self.num_layers,
+                                                   self.bidirectional, self.bridge)
 
         self.source_embedding = keras.layers.Embedding(
             source_vocab_size, embedding_dim, mask_zero=True, name="source_embedding"
@@ -169,6 +185,12 @@ class Seq2SeqTranslator(keras.Model):
                     ]
                 )
 
+    def _build_decoder(self, rnn_class):
+        """The target embedding, the decoder layers, attention and the output projection."""
+        target_vocab_size, embedding_dim, units = (self.target_vocab_size, self.embedding_dim,
+                                                   self.units)
+        cell, num_layers, attention, combine = (self.cell, self.num_layers, self.attention,
+                                                self.combine)
         self.target_embedding = keras.layers.Embedding(
             target_vocab_size, embedding_dim, mask_zero=True, name="target_embedding"
         )

@@ -29,6 +29,40 @@ def _scale_for_replicas(loss):
     return loss / replicas if replicas > 1 else loss
 
 
+def _check_arguments(vocabulary_size, num_tags, embedding_dim, head, char_features,
+                     char_vocabulary_size, constraint, dropout, word_dropout):
+    """Raises ValueError for arguments SequenceTagger cannot build from."""
+    if head not in _HEADS:
+        raise ValueError(f"Expected head to be one of {set(_HEADS)}. Received: head={head!r}")
+    if char_features not in _CHAR_FEATURES:
+        raise ValueError(
+            f"Expected char_features to be one of {set(_CHAR_FEATURES)}. "
+            f"Received: char_features={char_features!r}"
+        )
+    for name, value in (("vocabulary_size", vocabulary_size), ("num_tags", num_tags),
+                        ("embedding_dim", embedding_dim)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(
+                f"Expected {name} to be a positive int. Received: {name}={value!r}")
+    if char_features != "none" and (
+        not isinstance(char_vocabulary_size, int) or char_vocabulary_size < 1
+    ):
+        raise ValueError(
+            f"Expected char_vocabulary_size to be a positive int with "
+            f"char_features={char_features!r}. "
+            f"Received: char_vocabulary_size={char_vocabulary_size!r}"
+        )
+    if constraint is not None and head != "crf":
+        raise ValueError(
+            f"Expected head='crf' with constraint={constraint!r}. Received: head={head!r}"
+        )
+    if not 0.0 <= float(dropout) < 1.0:
+        raise ValueError(f"Expected dropout to be in [0, 1). Received: dropout={dropout!r}")
+    if not 0.0 <= float(word_dropout) < 1.0:
+        raise ValueError(
+            f"Expected word_dropout to be in [0, 1). Received: word_dropout={word_dropout!r}")
+
+
 @keras.saving.register_keras_serializable(package="elman")
 class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
     """Tags each word of a sentence: embeddings → (Bi)LSTM/GRU → softmax or CRF.
@@ -94,35 +128,8 @@ class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
                  char_units=25, tag_names=None, constraint=None,
                  embeddings_initializer="uniform", embedding_trainable=True, word_dropout=0.0,
                  recurrent_dropout=0.0, **kwargs):
-        if head not in _HEADS:
-            raise ValueError(f"Expected head to be one of {set(_HEADS)}. Received: head={head!r}")
-        if char_features not in _CHAR_FEATURES:
-            raise ValueError(
-                f"Expected char_features to be one of {set(_CHAR_FEATURES)}. "
-                f"Received: char_features={char_features!r}"
-            )
-        for name, value in (("vocabulary_size", vocabulary_size), ("num_tags", num_tags),
-                            ("embedding_dim", embedding_dim)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"Expected {name} to be a positive int. Received: {name}={value!r}")
-        if char_features != "none" and (
-            not isinstance(char_vocabulary_size, int) or char_vocabulary_size < 1
-        ):
-            raise ValueError(
-                f"Expected char_vocabulary_size to be a positive int with "
-                f"char_features={char_features!r}. "
-                f"Received: char_vocabulary_size={char_vocabulary_size!r}"
-            )
-        if constraint is not None and head != "crf":
-            raise ValueError(
-                f"Expected head='crf' with constraint={constraint!r}. Received: head={head!r}"
-            )
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"Expected dropout to be in [0, 1). Received: dropout={dropout!r}")
-        if not 0.0 <= float(word_dropout) < 1.0:
-            raise ValueError(
-                f"Expected word_dropout to be in [0, 1). Received: word_dropout={word_dropout!r}")
+        _check_arguments(vocabulary_size, num_tags, embedding_dim, head, char_features,
+                         char_vocabulary_size, constraint, dropout, word_dropout)
 
         # === Layers (the CRF is outside the graph: the graph ends in potentials) ===
         encoder = RecurrentEncoder(cell=cell, units=units, num_layers=num_layers,
