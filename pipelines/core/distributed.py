@@ -208,9 +208,3 @@ def run_launcher(command, workers=2, deadline=3600.0, logs=None, log=print):
         log(f"worker {r.index} (pid {r.pid}): {state}; log {r.log}")
     log(results[0].log.read_text(encoding="utf-8", errors="replace")[-4000:])
     return 0 if all(r.returncode == 0 for r in results) else 1
-
-
-if __name__ == "__main__":  # the same as `elman distributed ...`
-    from elman import cli
-
-    sys.exit(cli.main(["distributed", *sys.argv[1:]]))
