@@ -59,11 +59,12 @@ def _read_inputs(texts):
 def _print_predictions(predictor, predictions, fmt):
     if fmt == "conll" and not hasattr(predictor, "format_conll"):
         raise UserError(f"--format conll is for tagging runs; this is a {predictor.task} run")
+    if fmt == "conll":  # CoNLL: sentence blocks separated by one blank line
+        print("\n\n".join(predictor.format_conll(p).rstrip("\n") for p in predictions))
+        return
     for prediction in predictions:
         if fmt == "json":
             print(json.dumps(prediction, ensure_ascii=False))
-        elif fmt == "conll":
-            print(predictor.format_conll(prediction))
         else:
             print(predictor.format_text(prediction))
 
@@ -104,7 +105,8 @@ def cmd_generate(args):
     else:
         if result.get("unknown"):
             print(f"note: {len(result['unknown'])} prefix token(s) not in the vocabulary, "
-                  f"read as [UNK]: {' '.join(result['unknown'])}", file=sys.stderr)
+                  "read as [UNK]: " + " ".join(repr(t) for t in result["unknown"][:10]),
+                  file=sys.stderr)
         print(result["text"])
     return 0
 
@@ -137,6 +139,18 @@ def cmd_demo(args):
     from elman import demo
 
     return demo.run_demo(reports_root=args.reports, runs_root=args.runs, only=args.only)
+
+
+def cmd_serve(args):
+    _quiet_tensorflow()
+    import os
+
+    from elman.serve import server
+
+    return server.run(args.runs, host=args.host, port=args.port, max_batch=args.max_batch,
+                      max_wait_ms=args.max_wait_ms, max_batch_request=args.max_batch_request,
+                      max_text_chars=args.max_text_chars, reports=args.reports,
+                      api_key=args.api_key or os.environ.get("ELMAN_API_KEY") or None)
 
 
 def cmd_bench(args):
@@ -235,6 +249,24 @@ def build_parser():
     p.add_argument("--runs", default="runs")
     p.add_argument("--only", action="append", help="run only these parts")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("serve", help="serve runs over HTTP: a JSON API and a web page")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run folders (model name: folder name)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                   "127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
+    p.add_argument("--max-batch", type=int, default=64,
+                   help="texts merged into one model call (default 64; 1: batching off)")
+    p.add_argument("--max-wait-ms", type=float, default=5.0,
+                   help="how long a batch waits for more requests (default 5)")
+    p.add_argument("--max-batch-request", type=int, default=64,
+                   help="instances one request may hold (default 64)")
+    p.add_argument("--max-text-chars", type=int, default=10_000,
+                   help="characters one text may hold (default 10000)")
+    p.add_argument("--reports", default="reports", help="reports folder the pages show")
+    p.add_argument("--api-key", help="require 'Authorization: Bearer KEY' on /v1 calls "
+                   "(default: the ELMAN_API_KEY environment variable)")
+    p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("bench", help="speed benchmarks (ratios measured side by side)")
     p.add_argument("--quick", action="store_true", help="toy data only, fewer repeats")

@@ -551,6 +551,11 @@ def run_bench(args):
     elif not quick:
         result["skipped"]["sentiment sst2 rows"] = "../shared/data/sst2 not found"
     result["sentiment"] = rows
+    if not quick:  # issue 14: `elman serve` under load, batching on vs off, side by side
+        from elman.bench import load as load_bench
+
+        log("[6] serving load test ...")
+        result["serving"] = load_bench.bench_section(log=log)
     result["seconds"] = round(time.perf_counter() - began, 1)
     result = _jsonable(result)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -558,6 +563,10 @@ def run_bench(args):
 
     write_text_atomic(out_dir / "bench.json", json.dumps(result, indent=1, sort_keys=True) + "\n")
     text = table(result)
+    if "serving" in result:
+        from elman.bench.load import table as load_table
+
+        text += "\n\n[6] " + load_table(result["serving"])
     write_text_atomic(out_dir / "bench.txt", text + "\n")
     print()
     print(text)

@@ -26,7 +26,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
