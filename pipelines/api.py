@@ -75,19 +75,102 @@ def data_settings(task, data=None, validation=None, test=None, text_column=None,
     return out
 
 
-def _resume_config(task, run_dir, overrides):
-    from elman import config as config_lib
+#: the settings `--resume` may change: how long the run goes on, not what it is
+RESUMABLE = ("train.epochs", "train.max_minutes", "train.threads")
 
+#: config settings that hold file paths, stored resolved (absolute) in a run's config
+PATH_SETTINGS = ("data.train", "data.validation", "data.test", "pretrain.texts",
+                 "embedding.pretrained")
+
+
+def _get(cfg, key):
+    value = cfg
+    for part in key.split("."):
+        value = getattr(value, part, None)
+    return value
+
+
+def _saved_values(task, run_dir):
     if run_dir is None:
         raise UserError("--resume needs --out RUN_DIR (the run folder to continue)")
     saved = Path(run_dir) / "config.json"
     if not saved.is_file():
         raise UserError("nothing to resume: no config.json in the run folder", path=run_dir)
-    values = json.loads(saved.read_text(encoding="utf-8"))
-    cfg = config_lib.config_from_dict(task, values)
-    if overrides:
-        cfg = config_lib.load_config(task, None, overrides, extra=config_lib.to_dict(cfg))
+    try:
+        values = json.loads(saved.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise UserError(f"config.json is damaged: {err}", path=saved) from None
+    if values.get("task", task) != task:
+        raise UserError(f"this run folder belongs to task '{values['task']}', not '{task}': "
+                        f"resume it with `elman train {values['task']} --out {run_dir} "
+                        "--resume`", path=run_dir)
+    return values
+
+
+def _resume_config(task, run_dir, overrides, data):
+    """The saved config with the allowed changes; a UserError names any other change."""
+    from elman import config as config_lib
+
+    cfg = config_lib.config_from_dict(task, _saved_values(task, run_dir))
+    changed = []
+    for key, value in data_settings(task, **data).items():
+        saved = _get(cfg, f"data.{key}")
+        if key in ("train", "validation", "test"):
+            if value and _resolved(value) != _resolved(saved):
+                changed.append(f"data.{key}")
+        elif value != saved:
+            changed.append(f"data.{key}")
+    allowed = []
+    for item in overrides:
+        new = config_lib.load_config(task, None, [item], extra=config_lib.to_dict(cfg))
+        key = item.split("=", 1)[0].strip()
+        if key in RESUMABLE:
+            allowed.append(item)
+        elif _get(new, key) != _get(cfg, key):
+            changed.append(key)
+    if changed:
+        raise UserError(
+            "--resume continues the run as it was configured; these arguments would change "
+            f"what it is: {', '.join(changed)} (on resume only {', '.join(RESUMABLE)} may "
+            "change; give another --out for a new run)", path=run_dir)
+    if allowed:
+        cfg = config_lib.load_config(task, None, allowed, extra=config_lib.to_dict(cfg))
     return cfg
+
+
+def _resolved(value):
+    """A file path setting as an absolute path (hub names and empty values unchanged)."""
+    if not value or str(value).startswith("hub:"):
+        return value
+    return str(Path(value).expanduser().resolve())
+
+
+def resolve_paths(task, cfg):
+    """The config with its data paths made absolute, so the run works from any folder."""
+    from elman import config as config_lib
+
+    values = config_lib.to_dict(cfg)
+    for key in PATH_SETTINGS:
+        section, _, name = key.partition(".")
+        if name in values.get(section, {}) and values[section][name]:
+            values[section][name] = _resolved(values[section][name])
+    return config_lib.config_from_dict(task, values)
+
+
+def _check_out(run_dir, overwrite):
+    """Refuses to train over an existing run unless asked to; clears it when asked."""
+    import shutil
+
+    run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UserError("--out is an existing file; expected a run folder", path=run_dir)
+    holds_run = (run_dir / "run.json").is_file() or (run_dir / "config.json").is_file()
+    if holds_run and not overwrite:
+        what = "a finished run" if (run_dir / "run.json").is_file() else "an unfinished run"
+        raise UserError(f"this folder holds {what}; continue it with --resume, replace it "
+                        "with --overwrite, or give another --out", path=run_dir)
+    if holds_run:
+        shutil.rmtree(run_dir)
 
 
 def _override_list(overrides):
@@ -105,12 +188,15 @@ def _toml_value(value):
 
 def build_config(task, config=None, overrides=(), resume_dir=None, **data):
     """The run's config: preset or TOML file ← data arguments ← `section.key=value` overrides
-    (on resume: the run's saved config ← overrides)."""
+    (on resume: the run's saved config ← the overrides `--resume` allows)."""
     from elman import config as config_lib
 
     overrides = _override_list(overrides)
     if resume_dir is not None:
-        return _resume_config(task, resume_dir, overrides)
+        if config:
+            raise UserError("--resume continues the run with its saved config; --config "
+                            "would change it (give another --out for a new run)")
+        return _resume_config(task, resume_dir, overrides, data)
     extra = {}
     settings = data_settings(task, **data)
     if settings:
@@ -119,7 +205,8 @@ def build_config(task, config=None, overrides=(), resume_dir=None, **data):
 
 
 def train(task, config=None, data=None, validation=None, test=None, out=None, overrides=None,
-          resume=False, reports="reports", diagnose=False, log=print, **options):
+          resume=False, reports="reports", diagnose=False, log=print, overwrite=False,
+          **options):
     """Trains a model of `task` and writes its run folder and report.
 
     Args:
@@ -130,7 +217,9 @@ def train(task, config=None, data=None, validation=None, test=None, out=None, ov
             `data` replaces the preset's files.
         out: str or None, the run folder (default runs/TASK/<time>).
         overrides: dict {"encoder.units": 128} or list of "key=value" strings.
-        resume: bool, continue the interrupted run in `out`.
+        resume: bool, continue the interrupted run in `out` (only train.epochs,
+            train.max_minutes and train.threads may change).
+        overwrite: bool, replace a run already in `out` (otherwise that is a UserError).
         reports: str, the reports root (the report goes to reports/TASK/<run-id>/).
         diagnose: bool, add gradient-flow diagnostics to the report.
         log: callable for progress lines.
@@ -156,14 +245,21 @@ def train(task, config=None, data=None, validation=None, test=None, out=None, ov
     unknown = set(options) - {"text_column", "label_column", "skip_bad_rows", "repair_bio"}
     if unknown:
         raise TypeError(f"train() got unexpected arguments: {', '.join(sorted(unknown))}")
+    overrides = _override_list(overrides) + [
+        f"train.{k}={json.dumps(v)}" for k, v in train_options.items()]
     if resume:
-        cfg = build_config(task, overrides=overrides, resume_dir=out)
+        if out is None:
+            raise UserError("--resume needs --out RUN_DIR (the run folder to continue)")
+        cfg = build_config(task, config, overrides, resume_dir=out, data=data,
+                           validation=validation, test=test, **options)
     else:
-        overrides = _override_list(overrides) + [
-            f"train.{k}={json.dumps(v)}" for k, v in train_options.items()]
-        cfg = build_config(task, config, overrides, data=data, validation=validation,
-                           test=test, **options)
+        cfg = resolve_paths(task, build_config(task, config, overrides, data=data,
+                                               validation=validation, test=test, **options))
     run_dir, report_dir, _ = runs.resolve_dirs(task, out, reports)
+    runs.check_writable(run_dir, "--out")
+    runs.check_writable(report_dir, "--reports")
+    if not resume:
+        _check_out(run_dir, overwrite)
     cleanup = None
     if cfg.train.strategy == "multi-worker":  # only the chief writes the real folders
         from elman.core.distributed import worker_dirs

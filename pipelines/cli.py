@@ -6,10 +6,36 @@ code 2, without a traceback. Heavy imports (TensorFlow) happen after parsing, so
 """
 
 import argparse
+import errno
 import json
 import sys
+from pathlib import Path
 
 from elman.errors import UserError
+
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def _no_space_message(err):
+    """One line for a write that failed for lack of space: what, where, how much is left."""
+    import shutil
+
+    where = Path(err.filename or ".")
+    folder = where if where.is_dir() else where.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    free = shutil.disk_usage(folder).free
+    return (f"cannot write {err.filename or 'a file'}: {err.strerror} ({free / 2**20:,.0f} MiB "
+            f"free on that disk); the last committed epoch is kept: free space, then run "
+            "again with --resume")
+
+
+def _check_bounds(*options):
+    """Refuses a size option outside [low, high]: (flag, value, low, high) each."""
+    for flag, value, low, high in options:
+        if not low <= value <= high:
+            raise UserError(f"{flag} must be between {low:,} and {high:,}; got {value:,}")
+
 
 def _quiet_tensorflow():
     from elman.api import quiet_tensorflow
@@ -22,6 +48,7 @@ def cmd_train(args):
 
     api.train(args.task, config=args.config, data=args.data, validation=args.validation,
               test=args.test, out=args.out, overrides=args.set, resume=args.resume,
+              overwrite=args.overwrite,
               reports=args.reports, diagnose=args.diagnose, text_column=args.text_column,
               label_column=args.label_column, skip_bad_rows=args.skip_bad_rows,
               repair_bio=args.repair_bio, strategy=args.strategy,
@@ -32,8 +59,17 @@ def cmd_train(args):
 def cmd_evaluate(args):
     from elman import api
 
+    if args.trace:  # language models: per-token surprisal on the file
+        if api.run_task_name(args.run) != "lm":
+            raise UserError(f"evaluate --trace is for language-model runs; this is a "
+                            f"{api.run_task_name(args.run)} run (use predict --trace)")
+        predictor = api.load(args.run)
+        _print_traces(predictor, [predictor.trace_file(args.data)],
+                      "json" if args.json else "text")
+        return 0
+    log = (lambda line: print(line, file=sys.stderr)) if args.json else print  # --json: JSON alone
     result = api.evaluate(args.run, data=args.data, text_column=args.text_column,
-                          label_column=args.label_column)
+                          label_column=args.label_column, log=log)
     if args.json:
         print(json.dumps(result.scores, indent=1, sort_keys=True))
     return 0
@@ -50,23 +86,49 @@ def _read_inputs(texts):
     except UnicodeDecodeError as err:
         line = data[:err.start].count(b"\n") + 1
         raise UserError(f"standard input is not valid UTF-8 (line {line})") from None
-    lines = [line for line in lines if line.strip()]
-    if not lines:
+    if not any(line.strip() for line in lines):
         raise UserError("standard input holds no text")
-    return lines
+    return lines  # blank lines kept: one output line per input line
+
+
+def _predict_lines(predict, texts):
+    """Predictions for the non-blank texts, None where a line was blank."""
+    keep = [i for i, text in enumerate(texts) if text.strip()]
+    found = dict(zip(keep, predict([texts[i] for i in keep])))
+    return [found.get(i) for i in range(len(texts))]
+
+
+def _terminal_safe(text):
+    """Control characters and escape sequences from input, shown escaped on a terminal."""
+    return "".join(c if c in "\t\n" or (ord(c) >= 32 and ord(c) != 127 and
+                                        not 0x80 <= ord(c) < 0xa0)
+                   else repr(c)[1:-1] for c in text)
 
 
 def _print_predictions(predictor, predictions, fmt):
     if fmt == "conll" and not hasattr(predictor, "format_conll"):
         raise UserError(f"--format conll is for tagging runs; this is a {predictor.task} run")
     if fmt == "conll":  # CoNLL: sentence blocks separated by one blank line
-        print("\n\n".join(predictor.format_conll(p).rstrip("\n") for p in predictions))
+        print("\n\n".join(_terminal_safe(predictor.format_conll(p).rstrip("\n"))
+                          for p in predictions if p is not None))
         return
     for prediction in predictions:
-        if fmt == "json":
+        if prediction is None:  # a blank input line
+            print("null" if fmt == "json" else "")
+        elif fmt == "json":
             print(json.dumps(prediction, ensure_ascii=False))
         else:
-            print(predictor.format_text(prediction))
+            print(_terminal_safe(predictor.format_text(prediction)))
+
+
+def _print_traces(predictor, traces, fmt):
+    if fmt == "conll":
+        raise UserError("--trace prints a table (--format text) or JSON (--format json)")
+    for k, trace in enumerate(traces):
+        if fmt == "json":
+            print(json.dumps(trace, ensure_ascii=False))
+        else:
+            print(("\n" if k else "") + predictor.format_trace(trace))
 
 
 def cmd_predict(args):
@@ -75,7 +137,10 @@ def cmd_predict(args):
     api.run_task_name(args.run)  # a bad run folder is reported before reading stdin
     texts = _read_inputs(args.texts)
     predictor = api.load(args.run)
-    _print_predictions(predictor, predictor.predict(texts), args.format)
+    if args.trace:
+        _print_traces(predictor, predictor.trace([t for t in texts if t.strip()]), args.format)
+    else:
+        _print_predictions(predictor, _predict_lines(predictor.predict, texts), args.format)
     return 0
 
 
@@ -87,7 +152,12 @@ def cmd_translate(args):
                         "translation run", path=args.run)
     texts = _read_inputs(args.texts)
     predictor = api.load(args.run)
-    _print_predictions(predictor, predictor.predict(texts, beam=args.beam), args.format)
+    if args.trace:
+        _print_traces(predictor, predictor.trace([t for t in texts if t.strip()],
+                                                 beam=args.beam), args.format)
+    else:
+        _print_predictions(predictor, _predict_lines(
+            lambda batch: predictor.predict(batch, beam=args.beam), texts), args.format)
     return 0
 
 
@@ -97,6 +167,9 @@ def cmd_generate(args):
     if api.run_task_name(args.run) != "lm":
         raise UserError(f"this is a {api.run_task_name(args.run)} run; expected an lm run",
                         path=args.run)
+    _check_bounds(("--length", args.length, 1, 100_000))
+    if not 0.0 <= args.temperature <= 100.0:
+        raise UserError(f"--temperature must be between 0 and 100; got {args.temperature:g}")
     predictor = api.load(args.run)
     result = predictor.generate(args.prefix, args.length, temperature=args.temperature,
                                 seed=args.seed)
@@ -112,6 +185,11 @@ def cmd_generate(args):
 
 
 def cmd_textbook(args):
+    from elman.core.runs import check_writable
+
+    if args.out:
+        check_writable(args.out, "--out")
+    _check_bounds(("--length", args.length, 2, 10_000), ("--units", args.units, 1, 4_096))
     _quiet_tensorflow()
     from elman.tasks.textbook import runner
 
@@ -119,6 +197,10 @@ def cmd_textbook(args):
 
 
 def cmd_diagnose(args):
+    from elman.core.runs import check_writable
+
+    check_writable(args.out, "--out")
+    _check_bounds(("--length", args.length, 2, 10_000), ("--units", args.units, 1, 4_096))
     _quiet_tensorflow()
     from elman.core import diagnostics
 
@@ -179,6 +261,8 @@ def build_parser():
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a setting, e.g. --set encoder.units=128")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run (--out)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the run already in --out (otherwise refused)")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip malformed rows (counted and listed in the report)")
     p.add_argument("--repair-bio", action="store_true",
@@ -195,12 +279,17 @@ def build_parser():
     p.add_argument("--text-column")
     p.add_argument("--label-column")
     p.add_argument("--json", action="store_true", help="print the scores as JSON")
+    p.add_argument("--trace", action="store_true",
+                   help="language models: each token's surprisal in bits on the file")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("predict", help="run a saved model on raw text (args or stdin)")
     p.add_argument("run")
     p.add_argument("texts", nargs="*")
     p.add_argument("--format", default="text", choices=["text", "json", "conll"])
+    p.add_argument("--trace", action="store_true",
+                   help="show how the judgment moves token by token (a table; JSON with "
+                        "--format json)")
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("translate", help="translate sentences with a saved run")
@@ -208,6 +297,8 @@ def build_parser():
     p.add_argument("texts", nargs="*")
     p.add_argument("--beam", type=int, default=0, help="beam width (0: greedy)")
     p.add_argument("--format", default="text", choices=["text", "json"])
+    p.add_argument("--trace", action="store_true",
+                   help="each output token's probability and attention over the source")
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser("generate", help="generate text with a saved language model")
@@ -289,6 +380,11 @@ def main(argv=None):
         return args.func(args) or 0
     except UserError as err:
         print(f"elman: error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        if err.errno not in _NO_SPACE:
+            raise
+        print(f"elman: error: {_no_space_message(err)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("elman: interrupted", file=sys.stderr)

@@ -7,6 +7,7 @@ file under `pipelines/configs/` sets only what differs from the defaults.
 
 import dataclasses
 import json
+import math
 import tomllib
 import typing
 from pathlib import Path
@@ -124,11 +125,31 @@ _CHOICES = {
 # rates lie in [0, 1), a learning rate is positive. A model would reject such values too,
 # but only after the data is read and with a traceback.
 _AT_LEAST_ONE = {"units", "num_layers", "dim", "embedding_dim", "epochs", "batch_size",
-                 "eval_batch_size", "max_length", "max_word_length", "kernel_size", "ensemble"}
+                 "patience", "eval_batch_size", "max_length", "max_word_length", "kernel_size",
+                 "ensemble"}
+
+
+_AT_LEAST_ZERO = {"max_minutes", "weight_decay", "clipnorm", "ema", "threads"}
+
+
+# upper bounds by setting name: beyond them a run cannot fit this kind of machine anyway,
+# and without a bound the failure is an out-of-memory abort deep inside TensorFlow
+_AT_MOST = {"units": 16_384, "dim": 16_384, "embedding_dim": 16_384, "num_layers": 64,
+            "batch_size": 1_000_000, "eval_batch_size": 1_000_000, "max_length": 100_000,
+            "max_tokens": 50_000_000, "max_vocabulary": 50_000_000, "epochs": 1_000_000,
+            "ensemble": 100, "max_word_length": 1_000, "kernel_size": 1_000,
+            "chunk_length": 100_000}
 
 
 def _check_range(key, value, source):
     name = key.rsplit(".", 1)[-1]
+    if name in _AT_MOST and isinstance(value, int) and value > _AT_MOST[name]:
+        raise UserError(f"'{key}' must be at most {_AT_MOST[name]:,}; got {value:,}",
+                        path=source)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UserError(f"'{key}' must be a finite number; got {value}", path=source)
+    if name in _AT_LEAST_ZERO and isinstance(value, (int, float)) and value < 0:
+        raise UserError(f"'{key}' must be at least 0 (0: off); got {value:g}", path=source)
     if key == "pretrain.epochs":  # 0 turns pretraining off
         if value < 0:
             raise UserError(f"'{key}' must be at least 0 (0: no pretraining); got {value}",
@@ -271,7 +292,46 @@ def load_config(task, config_file=None, overrides=(), extra=None):
         for part in reversed(parts):
             nested = {part: nested}
         config = _from_dict(cls, _deep_merge(to_dict(config), nested), "--set")
+    check_memory(config, "--set" if overrides else source)
     return config
+
+
+def _recurrent_parameters(config):
+    """A lower bound on the recurrent weights a config asks for (LSTM/GRU/RNN stacks)."""
+    for name in ("encoder", "model"):
+        section = getattr(config, name, None)
+        units = getattr(section, "units", None)
+        if units is None:
+            continue
+        layers = getattr(section, "num_layers", 1)
+        directions = 2 if getattr(section, "bidirectional", False) else 1
+        gates = {"lstm": 4, "gru": 3}.get(getattr(section, "cell", "lstm"), 1)
+        width = getattr(getattr(config, "embedding", None), "dim", None) or getattr(
+            section, "embedding_dim", units)
+        total = 0
+        for layer in range(layers):
+            inputs = width if layer == 0 else units * directions
+            total += directions * gates * units * (inputs + units + 1)
+        return total
+    return 0
+
+
+def check_memory(config, source=None):
+    """Refuses a model whose recurrent weights alone (with their gradients and the two
+    Adam moments: 16 bytes a weight) exceed this machine's memory, with the estimate."""
+    import os
+
+    weights = _recurrent_parameters(config)
+    needed = 16 * weights
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    if needed > memory:
+        raise UserError(f"this model needs at least {weights:,} recurrent weights, about "
+                        f"{needed / 2**30:,.1f} GiB to train, and this machine has "
+                        f"{memory / 2**30:,.1f} GiB; choose smaller units or fewer layers",
+                        path=source)
 
 
 def config_from_dict(task, values):

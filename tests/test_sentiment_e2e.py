@@ -78,5 +78,7 @@ def test_train_report_predict_and_export(tmp_path, tiny_sentiment, capsys):
         "the food was great", "服务太慢"]
 
     assert cli.main(["evaluate", str(run), "--data", str(tiny_sentiment["test"]), "--json"]) == 0
-    scores = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    captured = capsys.readouterr()
+    scores = json.loads(captured.out)  # --json: stdout is the JSON alone
+    assert "accuracy" in captured.err  # the summary line goes to stderr
     assert scores["accuracy"] == metrics["scores"]["accuracy"]

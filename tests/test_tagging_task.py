@@ -151,7 +151,8 @@ def test_train_report_predict_evaluate(tmp_path, tiny_ner, capsys):
 
     code, out, err = run_cli(capsys, ["evaluate", run, "--data", tiny_ner["test"], "--json"])
     assert code == 0, err
-    scores = json.loads(out.split("\n", 1)[1])
+    scores = json.loads(out)  # --json: stdout is the JSON alone
+    assert "F1" in err  # the summary line goes to stderr
     assert scores["f1"] == metrics["scores"]["f1"]
     assert scores["token_accuracy"] == metrics["scores"]["token_accuracy"]
 

@@ -112,7 +112,7 @@ def test_translate_args_stdin_beam_and_evaluate(trained, capsys):
     metrics = json.loads((trained["report"] / "metrics.json").read_text(encoding="utf-8"))
     assert cli.main(["evaluate", str(run), "--json"]) == 0
     out = capsys.readouterr().out
-    scores = json.loads(out[out.index("{"):])
+    scores = json.loads(out)  # --json: stdout is the JSON alone
     for key in ("bleu", "chrf", "exact_match", "length_ratio", "pairs"):
         assert scores[key] == pytest.approx(metrics["scores"][key], abs=1e-9), key
 

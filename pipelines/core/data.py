@@ -97,6 +97,10 @@ class _Rows:
         self.skipped.append((f"{self.path}:{line}", reason))
 
     def add(self, line, text, label):
+        if text is not None and not isinstance(text, str):
+            return self.bad(line, f"the text is a {type(text).__name__}, not a string")
+        if isinstance(label, (list, dict)):
+            return self.bad(line, f"the label is a {type(label).__name__}, not a single value")
         if text is None or not str(text).strip():
             return self.bad(line, "empty text")
         if label is None or not str(label).strip():
@@ -116,13 +120,37 @@ def _check_columns(path, available, text_column, label_column):
             )
 
 
+def _open_quote(physical_lines, start, end, delimiter, width):
+    """The line of a quote left open, when a record absorbed lines that read as rows.
+
+    A quoted field may hold line breaks; its inner lines (before the closing quote's
+    line) are taken for absorbed rows when one holds no quote and splits into exactly
+    the header's fields, none empty.
+    """
+    for number in range(start + 1, min(end, len(physical_lines) + 1)):
+        inner = physical_lines[number - 1]
+        if '"' in inner:
+            continue
+        fields = inner.split(delimiter)
+        if len(fields) == width and all(f.strip() for f in fields):
+            return number
+    return None
+
+
 def _read_delimited(rows, text, delimiter, text_column, label_column):
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    # in a TSV a quote is an ordinary character (a field cannot hold a tab or a newline)
+    quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting)
+    physical_lines = text.splitlines()
     try:
         header = next(reader)
     except (StopIteration, csv.Error) as err:
         raise UserError(f"cannot read the header: {err}", path=rows.path, line=1) from None
     header = [h.strip() for h in header]
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:
+        raise UserError(f"the header names column '{repeated[0]}' more than once; give each "
+                        "column its own name", path=rows.path, line=1)
     _check_columns(rows.path, header, text_column, label_column)
     ti, li = header.index(text_column), header.index(label_column)
     line = reader.line_num
@@ -135,6 +163,13 @@ def _read_delimited(rows, text, delimiter, text_column, label_column):
         except csv.Error as err:
             raise UserError(f"malformed row: {err}", path=rows.path, line=start) from None
         line = reader.line_num
+        if line > start and delimiter != "\t":
+            absorbed = _open_quote(physical_lines, start, line, delimiter, len(header))
+            if absorbed is not None:
+                rows.bad(start, f"a quote opened here is not closed before line {absorbed}, "
+                                f"which reads as a row of its own (the record runs to line "
+                                f"{line}); close the quote or double it (\"\")")
+                continue
         if not record or all(not f.strip() for f in record):
             continue  # a blank line is not a row
         if len(record) != len(header):
@@ -212,6 +247,10 @@ def read_labeled_file(path, fmt="auto", text_column="text", label_column="label"
         name: str, the split name. Default "train".
     """
     path = Path(path)
+    if not path.exists():
+        raise UserError("file not found", path=path)
+    if not path.is_file():
+        raise UserError("expected a file, found a folder", path=path)
     fmt = detect_format(path, fmt)
     rows = _Rows(path, skip_bad_rows)
     if fmt == "parquet":
@@ -257,6 +296,22 @@ def load_hub_splits(name, config, splits, text_column, label_column):
     return out
 
 
+def _check_label_kinds(split):
+    """Refuses labels that mix numbers and words (`1` among `positive`/`negative`): the
+    odd ones out would silently train as extra classes."""
+    numeric = [e for e in split.items if e.label.lstrip("+-").replace(".", "", 1).isdigit()]
+    if numeric and len(numeric) < len(split.items):
+        words = [e for e in split.items if e not in numeric]
+        odd = numeric if len(numeric) <= len(words) else words
+        where = odd[0].where
+        path, _, line = where.rpartition(":")
+        raise UserError(
+            f"label '{odd[0].label}' is a {'number' if odd is numeric else 'word'} among "
+            f"{'words' if odd is numeric else 'numbers'} ({len(odd)} such rows; labels seen: "
+            f"{', '.join(sorted({e.label for e in split.items})[:8])}); use one kind of label",
+            path=path, line=int(line) if line.isdigit() else None)
+
+
 def load_classification_splits(data, seed):
     """Loads train/validation/test for a classification task from a DataConfig.
 
@@ -284,6 +339,7 @@ def load_classification_splits(data, seed):
     if "validation" not in splits:
         splits["train"], splits["validation"] = carve(
             splits["train"], data.validation_fraction, seed, stratify=lambda e: e.label)
+    _check_label_kinds(splits["train"])
     known = set(labels(splits["train"]))
     for name in ("validation", "test"):
         if name in splits:

@@ -55,6 +55,12 @@ _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _ITALIC = re.compile(r"(?<![*\w])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![*\w])")
 
 
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_bytes_atomic(path, data):
     """Writes bytes so that readers see the old file or the new one, never a partial one.
 
@@ -76,6 +82,7 @@ def write_bytes_atomic(path, data):
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it owner-only; honour the umask
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

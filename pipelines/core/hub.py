@@ -26,13 +26,13 @@ def load_hub(name, config="", local_hint="--data train.csv --validation valid.cs
         config: str, the configuration name ("" for none).
         local_hint: str, the local-files command line the error message suggests.
     """
+    offline = hub_offline()
+    if offline:  # before `datasets` is imported: it reads these once, at import
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["HF_DATASETS_OFFLINE"] = "1"
     import datasets
 
-    offline = hub_offline()
     try:
-        if offline:
-            os.environ["HF_HUB_OFFLINE"] = "1"
-            os.environ["HF_DATASETS_OFFLINE"] = "1"
         return datasets.load_dataset(name, config or None)
     except Exception as err:  # noqa: BLE001 (ConnectionError, DatasetNotFoundError, ...)
         hint = " You are offline and it is not in the local cache." if offline else ""

@@ -129,6 +129,87 @@ def plot_bars(names, series, path, title, ylabel="score"):
     return _save(fig, path)
 
 
+_FONTS = {}  # font file → FT2Font (None: unreadable); "system" → the installed font files
+
+
+def _covers(path, text):
+    """Whether the font file at `path` has a glyph for every non-space char of `text`."""
+    from matplotlib.ft2font import FT2Font
+
+    if path not in _FONTS:
+        try:
+            _FONTS[path] = FT2Font(path)
+        except (OSError, RuntimeError, ValueError):
+            _FONTS[path] = None
+    font = _FONTS[path]
+    return font is not None and all(font.get_char_index(ord(c)) for c in text
+                                    if not c.isspace())
+
+
+def token_font(tokens):
+    """The font for drawing `tokens`: None (matplotlib's default draws them all), the
+    path of an installed font that does (e.g. a CJK font matplotlib's cache missed), or
+    False when no font does."""
+    from matplotlib import font_manager
+
+    text = "".join(tokens)
+    default = font_manager.findfont(font_manager.FontProperties(family=["sans-serif"]))
+    if _covers(default, text):
+        return None
+    if "system" not in _FONTS:
+        _FONTS["system"] = sorted(font_manager.findSystemFonts())
+    for path in _FONTS["system"]:
+        if _covers(path, text):
+            return path
+    return False
+
+
+def plot_trace(panels, path, title, ylabel="probability"):
+    """Reading traces, one panel per text: values against the tokens read so far.
+
+    The shared picture of every trace (a sentiment model's class probabilities after
+    each prefix, the textbook's Case C). Tokens no installed font can draw are shown
+    by position, with the text in the panel's title.
+
+    Args:
+        panels: list of dicts {"title": str, "tokens": list of str, "series": {name:
+            list of floats, one per token}}.
+        path: Path of the PNG.
+        title: str, the figure's title.
+        ylabel: str, the y axis label. Default "probability".
+
+    Returns:
+        str, the file name.
+    """
+    plt = _pyplot()
+    from matplotlib.font_manager import FontProperties
+
+    widest = max((len(p["tokens"]) for p in panels), default=1)
+    fig, axes = plt.subplots(len(panels), 1, squeeze=False,
+                             figsize=(max(5.0, 0.45 * widest + 2.5), 2.6 * len(panels) + 0.6))
+    for ax, panel in zip(axes[:, 0], panels):
+        tokens = panel["tokens"]
+        xs = range(1, len(tokens) + 1)
+        for k, (name, values) in enumerate(panel["series"].items()):
+            ax.plot(xs, values, marker="o", markersize=4, color=f"C{k}", label=name)
+        ax.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        font = token_font(tokens + [panel["title"]])
+        props = {} if font is None or font is False else {"fontproperties":
+                                                          FontProperties(fname=font)}
+        labels = tokens if font is not False else [str(x) for x in xs]
+        ax.set_xticks(list(xs), labels, rotation=60 if widest > 12 else 0,
+                      ha="right" if widest > 12 else "center", **props)
+        ax.set_title(panel["title"], fontsize=9, loc="left", **props)
+        ax.legend(fontsize=7, loc="best")
+    axes[-1, 0].set_xlabel("tokens read")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def package_versions():
     """Returns installed versions of the packages a run depends on."""
     out = {"python": platform.python_version()}
@@ -190,7 +271,7 @@ def write_predictions(path, rows):
     write_text_atomic(path, buffer.getvalue())
 
 
-def write_report(report_dir, title, markdown_body, metrics, predictions=()):
+def write_report(report_dir, title, markdown_body, metrics, predictions=(), index=True):
     """Writes report.md, report.html, metrics.json and predictions.tsv; updates the index.
 
     Args:
@@ -200,6 +281,8 @@ def write_report(report_dir, title, markdown_body, metrics, predictions=()):
         metrics: dict, written to metrics.json with sorted keys; should hold "task",
             "run_id", "main_metric" and "scores".
         predictions: list of dicts, one per example.
+        index: bool, rewrite `reports/index.md` (the run skeleton does it itself, once the
+            report folder is in place). Default True.
     """
     report_dir = Path(report_dir)
     markdown_text = f"# {title}\n\n{markdown_body.strip()}\n"
@@ -208,7 +291,8 @@ def write_report(report_dir, title, markdown_body, metrics, predictions=()):
     write_text_atomic(report_dir / "metrics.json",
                       json.dumps(metrics, indent=1, sort_keys=True, default=str) + "\n")
     write_predictions(report_dir / "predictions.tsv", list(predictions))
-    update_index(report_dir.parent.parent)
+    if index:
+        update_index(report_dir.parent.parent)
 
 
 def update_index(reports_root):
@@ -216,6 +300,8 @@ def update_index(reports_root):
     reports_root = Path(reports_root)
     rows = []
     for path in sorted(reports_root.glob("*/*/metrics.json")):
+        if path.parent.name.startswith("."):  # a report still being written
+            continue
         try:
             metrics = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):

@@ -9,6 +9,8 @@ import datetime
 from pathlib import Path
 
 from elman import config as config_lib
+from elman.core.split import sha256
+from elman.errors import UserError
 from elman.tasks.base import RunContext
 
 
@@ -65,8 +67,45 @@ def _write_report(task, ctx, parts, diagnose):
                "scores": main.scores, "reproducibility": repro, **parts.metrics}
     examples = main.examples if parts.examples is None else parts.examples
     rep.write_report(ctx.report_dir, f"{task.title} report — {ctx.run_dir.name}", body,
-                     metrics, examples)
+                     metrics, examples, index=False)
     return metrics, finished
+
+
+def _staging(report_dir):
+    """The hidden folder a report is written into before it is renamed into place."""
+    return report_dir.parent / f".{report_dir.name}.tmp"
+
+
+def _publish(staging, report_dir):
+    """Renames the finished report into place, so a report folder is complete or absent."""
+    import shutil
+
+    from elman.core import report as rep
+
+    old = report_dir.parent / f".{report_dir.name}.old"
+    if old.exists():
+        shutil.rmtree(old)
+    if report_dir.exists():
+        report_dir.rename(old)
+    staging.rename(report_dir)
+    if old.exists():
+        shutil.rmtree(old)
+    rep.update_index(report_dir.parent.parent)
+
+
+def clean_stale_files(run_dir, report_dir):
+    """Removes what an interrupted run left half-written: temporary model and weights
+    files, atomic-write leftovers and a report folder that was never published."""
+    import shutil
+
+    for folder in (run_dir, run_dir / "checkpoints"):
+        if folder.is_dir():
+            for path in folder.iterdir():
+                if path.is_file() and (".tmp." in path.name or path.name.endswith(".tmp")):
+                    path.unlink(missing_ok=True)
+    for path in (_staging(report_dir), report_dir.parent / f".{report_dir.name}.old"):
+        if path.exists():
+            shutil.rmtree(path)
 
 
 def run(task, cfg, run_dir, report_dir, resume=False, diagnose=False, log=print):
@@ -88,8 +127,12 @@ def run(task, cfg, run_dir, report_dir, resume=False, diagnose=False, log=print)
     from elman.core import runs
 
     task.check(cfg)
+    if resume and not (Path(run_dir) / "config.json").is_file():
+        raise UserError("nothing to resume: no config.json in the run folder (start it "
+                        "without --resume)", path=run_dir)
     ctx = RunContext(cfg=cfg, run_dir=Path(run_dir), report_dir=Path(report_dir),
                      resume=resume, log=log)
+    clean_stale_files(ctx.run_dir, ctx.report_dir)
     ctx.splits = task.load_data(cfg)  # fail fast, before TensorFlow loads
     from elman.core import runtime
 
@@ -101,14 +144,19 @@ def run(task, cfg, run_dir, report_dir, resume=False, diagnose=False, log=print)
     if ctx.fitted is None:
         return None
     model = task.inference_model(ctx)
-    runs.save_model(model, ctx.run_dir)
+    model_file = runs.save_model(model, ctx.run_dir)
     task.export(ctx, model)
     ctx.results = task.score(ctx)
-    ctx.report_dir.mkdir(parents=True, exist_ok=True)
+    final_report = ctx.report_dir
+    ctx.report_dir = _staging(final_report)  # the task's plots and files go there too
+    ctx.report_dir.mkdir(parents=True)
     parts = task.report(ctx)
     metrics, finished = _write_report(task, ctx, parts, diagnose)
+    _publish(ctx.report_dir, final_report)
+    ctx.report_dir = final_report
     runs.write_run_file(ctx.run_dir, {"task": task.name, "run_id": ctx.run_dir.name,
                                       "report_dir": str(ctx.report_dir),
-                                      "finished": finished, **parts.run_info})
+                                      "finished": finished,
+                                      "model_sha256": sha256(model_file), **parts.run_info})
     log(task.headline(ctx.main) + f"  report: {ctx.report_dir / 'report.md'}")
     return metrics

@@ -27,6 +27,26 @@ def resolve_dirs(task, out=None, reports_root="reports", runs_root="runs"):
     return run_dir, Path(reports_root) / task / run_id, run_id
 
 
+def check_writable(path, flag):
+    """Refuses a folder that cannot be written (before any work starts): a file in its
+    place or on its way, or a folder this user may not write to."""
+    import tempfile
+
+    path = Path(path)
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise UserError(f"{flag}: {probe} is a file, not a folder", path=path)
+    try:  # the real test: make (and remove) a folder there
+        Path(tempfile.mkdtemp(prefix=".elman-write-test-", dir=probe)).rmdir()
+    except OSError as err:
+        raise UserError(f"{flag}: cannot write under {probe} ({err.strerror})",
+                        path=path) from None
+
+
 def write_run_file(run_dir, info):
     """Writes run.json (sorted keys) atomically."""
     write_text_atomic(Path(run_dir) / RUN_FILE, json.dumps(info, indent=1, sort_keys=True) + "\n")
@@ -39,6 +59,9 @@ def read_run(run_dir, task=None):
     if not run_dir.is_dir():
         raise UserError("run folder not found", path=run_dir)
     if not path.is_file():
+        if (run_dir / "config.json").is_file():
+            raise UserError("this run did not finish (no run.json yet): continue it with "
+                            "`elman train TASK --out RUN --resume`", path=run_dir)
         raise UserError("not an elman run folder (no run.json); expected the folder that "
                         "`elman train` wrote, e.g. runs/sentiment/<run-id>", path=run_dir)
     try:
@@ -56,15 +79,30 @@ def read_run(run_dir, task=None):
 
 
 def load_model(run_dir):
-    """Loads a run's inference model with Keras safe mode on (no code from the file)."""
+    """Loads a run's inference model with Keras safe mode on (no code from the file).
+
+    The file's SHA-256 is checked against the one run.json recorded when it was saved;
+    a changed or truncated model.keras is a UserError, never a traceback.
+    """
     import keras
 
     from elman import models
+    from elman.core.split import sha256
     import elman.text.tokenize  # noqa: F401  (registers the tokenizer)
 
     models.import_all()  # registers elman's layers
-
-    return keras.saving.load_model(Path(run_dir) / "model.keras", safe_mode=True)
+    path = Path(run_dir) / "model.keras"
+    info = json.loads((Path(run_dir) / RUN_FILE).read_text(encoding="utf-8"))
+    recorded = info.get("model_sha256")
+    if recorded and sha256(path) != recorded:
+        raise UserError("model.keras is damaged: its SHA-256 differs from the one recorded "
+                        "when it was saved; train the run again or restore the file", path=path)
+    try:
+        return keras.saving.load_model(path, safe_mode=True)
+    except (OSError, ValueError, KeyError, EOFError) as err:
+        raise UserError(f"model.keras cannot be loaded ({type(err).__name__}); the file is "
+                        "damaged or from an incompatible version: train the run again",
+                        path=path) from None
 
 
 def write_config(run_dir, cfg):
@@ -94,8 +132,12 @@ def save_model(model, run_dir, name="model.keras"):
     """Saves a Keras model through a temporary file, so a crash leaves no half file."""
     path = Path(run_dir) / name
     tmp = path.with_name(path.stem + ".tmp.keras")
-    model.save(tmp)
-    tmp.replace(path)
+    try:
+        model.save(tmp)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 

@@ -128,24 +128,103 @@ class TrainResult:
     tokens_per_second: float  # real (non-padding) training tokens per second
 
 
+def _replace_atomic(save, tmp, path):
+    """Saves through `tmp` and renames it to `path`; a failed save leaves no `tmp`."""
+    try:
+        save(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def _save_model_atomic(model, path):
-    tmp = Path(str(path) + ".tmp.keras")
-    model.save(tmp)
-    os.replace(tmp, path)
+    _replace_atomic(model.save, Path(str(path) + ".tmp.keras"), path)
 
 
 def _save_weights_atomic(model, path):
-    tmp = Path(str(path).replace(".weights.h5", ".tmp.weights.h5"))
-    model.save_weights(tmp)
-    os.replace(tmp, path)
+    _replace_atomic(model.save_weights,
+                    Path(str(path).replace(".weights.h5", ".tmp.weights.h5")), path)
 
 
-def read_state(run_dir):
-    """Returns the committed training state of a run, or None."""
-    path = Path(run_dir) / "checkpoints" / STATE
-    if not path.is_file():
+KEEP_COMMITS = 2  # epochs whose files are kept: the newest and the one before it
+
+
+def _commit_states(ckpt_dir):
+    """The per-epoch state files, newest first."""
+    return sorted(Path(ckpt_dir).glob("state-epoch-*.json"), reverse=True)
+
+
+def _damage(ckpt_dir, state):
+    """Why a committed state cannot be used (a missing or changed file), or None."""
+    from elman.core.split import sha256
+
+    for name in (state.get("files") or {}).values():
+        if name and not (Path(ckpt_dir) / name).is_file():
+            return f"{name} is missing"
+    for name, digest in (state.get("checksums") or {}).items():
+        path = Path(ckpt_dir) / name
+        if not path.is_file() or sha256(path) != digest:
+            return f"{name} is damaged (its SHA-256 differs from the one committed)"
+    return None
+
+
+def _load_state(path):
+    try:
+        state = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    return state if isinstance(state, dict) and "epoch" in state else None
+
+
+def read_state(run_dir, log=None):
+    """The newest intact committed training state of a run, or None when none was committed.
+
+    Every commit lists its files with their SHA-256. When the newest commit's state or
+    files are damaged (a truncated or changed file), the newest intact earlier commit is
+    used, with a one-line notice through `log`; when commits exist but none is intact,
+    a UserError says so.
+    """
+    ckpt_dir = Path(run_dir) / "checkpoints"
+    candidates = [ckpt_dir / STATE] + _commit_states(ckpt_dir)
+    if not any(path.is_file() for path in candidates):
+        return None
+    problems = []
+    for path in candidates:
+        state = _load_state(path) if path.is_file() else None
+        if state is None:
+            if path.is_file():
+                problems.append(f"{path.name} cannot be read")
+            continue
+        damage = _damage(ckpt_dir, state)
+        if damage is None:
+            if problems and log is not None:
+                log(f"notice: {'; '.join(problems)}; resuming from the intact commit of "
+                    f"epoch {state['epoch']}")
+            return state
+        problems.append(f"epoch {state['epoch']}: {damage}")
+    raise UserError("no intact checkpoint to resume from (" + "; ".join(dict.fromkeys(problems))
+                    + "); start a new run", path=ckpt_dir)
+
+
+def commit_epoch(ckpt_dir, state, files):
+    """Commits an epoch's state: checksums of its files, the per-epoch state file, then
+    state.json (each written atomically); keeps the files of the last KEEP_COMMITS commits."""
+    from elman.core.split import sha256
+
+    ckpt_dir = Path(ckpt_dir)
+    state["checksums"] = {name: sha256(ckpt_dir / name) for name in files.values() if name}
+    text = json.dumps(state, indent=1, sort_keys=True)
+    write_text_atomic(ckpt_dir / f"state-epoch-{state['epoch']:03d}.json", text)
+    write_text_atomic(ckpt_dir / STATE, text)
+    kept = _commit_states(ckpt_dir)[:KEEP_COMMITS]
+    used = {ckpt_dir / STATE, *kept}
+    for path in kept:
+        used.update(ckpt_dir / name for name in ((_load_state(path) or {}).get("files") or {}
+                                                 ).values() if name)
+    for path in ckpt_dir.iterdir():
+        if path.name.startswith(("epoch-", "best-epoch-", "state-epoch-")) and path not in used:
+            path.unlink(missing_ok=True)
 
 
 class EpochCommitter(keras.callbacks.Callback):
@@ -208,10 +287,7 @@ class EpochCommitter(keras.callbacks.Callback):
             if improved:  # the weights validation saw: the EMA ones when EMA is on
                 with _AveragedWeights(self.model):
                     _save_weights_atomic(self.model, self.ckpt_dir / files["best"])
-            write_text_atomic(self.ckpt_dir / STATE, json.dumps(state, indent=1, sort_keys=True))
-            for key in ("model", "best"):
-                if old.get(key) and old[key] != files[key]:
-                    (self.ckpt_dir / old[key]).unlink(missing_ok=True)
+            commit_epoch(self.ckpt_dir, state, files)
             lines = [",".join(["epoch"] + sorted(state["history"]))]
             for i in range(state["epoch"]):
                 lines.append(",".join([str(i + 1)] + [
@@ -250,10 +326,10 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "logs").mkdir(parents=True, exist_ok=True)
     scope = strategy.scope() if strategy is not None else _null_scope()
-    state = read_state(run_dir) if resume else None
+    state = read_state(run_dir, log) if resume else None
     if resume and state is None:
-        raise UserError("nothing to resume: no completed epoch in this run folder",
-                        path=ckpt_dir)
+        log(f"notice: no epoch of {run_dir} was committed yet; starting it from the beginning "
+            "(nothing was lost)")
     with scope:
         if state is not None:
             model = restore_checkpoint(ckpt_dir, state, custom_objects, log)
@@ -330,7 +406,7 @@ def _run_epochs(model, features, targets, lengths, validation, cfg, run_dir, sta
     else:
         model.fit(dataset, epochs=cfg.epochs, initial_epoch=start, steps_per_epoch=steps,
                   validation_data=validation, callbacks=callbacks, shuffle=False,
-                  verbose=2 if os.environ.get("CI") else 1)
+                  verbose=progress_mode())
 
 
 def _after_epochs(committer, state, cfg, ckpt_dir, log):
@@ -351,3 +427,10 @@ class _null_scope:
 
     def __exit__(self, *exc):
         return False
+
+
+def progress_mode():
+    """Keras' progress mode: a live bar on a terminal, one line per epoch elsewhere."""
+    import sys
+
+    return 1 if sys.stdout is not None and sys.stdout.isatty() else 2

@@ -3,7 +3,6 @@ guarantees (`elman.core.train.EpochCommitter`: atomic commits, best weights, ear
 stopping, NaN stop, time budget, exact resume)."""
 
 import math
-import os
 import time
 from pathlib import Path
 
@@ -46,10 +45,10 @@ def _start(build_and_compile, ckpt_dir, resume, log):
     """The model and committed state to train from: a new model, or the last commit."""
     from elman.core.train import read_state, restore_checkpoint
 
-    state = read_state(ckpt_dir.parent) if resume else None
+    state = read_state(ckpt_dir.parent, log) if resume else None
     if resume and state is None:
-        raise UserError("nothing to resume: no completed epoch in this run folder",
-                        path=ckpt_dir)
+        log(f"notice: no epoch of {ckpt_dir.parent} was committed yet; starting it from the "
+            "beginning (nothing was lost)")
     if state is None:
         return build_and_compile(), {"epoch": 0, "best": None, "best_epoch": 0, "wait": 0,
                                      "history": {}, "stopped_early": False, "files": {}}
@@ -60,7 +59,7 @@ def _train_epochs(model, state, train_dataset, val_dataset, cfg, run_dir, log, t
     """Runs the remaining epochs; returns the seconds they took."""
     import keras
 
-    from elman.core.train import EpochCommitter
+    from elman.core.train import EpochCommitter, progress_mode
 
     ckpt_dir = run_dir / "checkpoints"
     start = state["epoch"]
@@ -72,7 +71,7 @@ def _train_epochs(model, state, train_dataset, val_dataset, cfg, run_dir, log, t
                                                      write_graph=False))
     began = time.perf_counter()
     model.fit(train_dataset, epochs=cfg.epochs, initial_epoch=start, callbacks=callbacks,
-              shuffle=False, verbose=2 if os.environ.get("CI") else 1)
+              shuffle=False, verbose=progress_mode())
     seconds = time.perf_counter() - began
     if committer.out_of_time and state["epoch"] < cfg.epochs:
         log(f"stopped after epoch {state['epoch']}: the next epoch would pass "

@@ -151,13 +151,12 @@ class SentimentTask(Task):
             log(f"ensemble member {k + 1} of {cfg.ensemble} (seed {member_cfg.seed})")
             if k:  # member 1 starts from the seeding runtime.configure did
                 keras.utils.set_random_seed(member_cfg.seed)
-        trained = read_state(member_dir) is not None  # the classifier has begun
+        trained = read_state(member_dir, log) is not None  # the classifier has begun
         pretrain_dir = member_dir / "pretrain"
-        if (ctx.resume and cfg.ensemble == 1 and not trained
-                and read_state(pretrain_dir) is None):
-            raise UserError("nothing to resume: no completed epoch in this run folder",
-                            path=member_dir / "checkpoints")
         member_resume = ctx.resume and trained
+        if ctx.resume and not trained and read_state(pretrain_dir) is None:
+            log(f"notice: no epoch of {member_dir} was committed yet; starting it from the "
+                "beginning (nothing was lost)")
         pretrained, row = None, None
         if cfg.pretrain.epochs and not member_resume:
             pretrained = sentiment_model.pretrain(
@@ -266,6 +265,7 @@ class SentimentTask(Task):
         sections = [learning_curves_section(result.history, ctx.report_dir),
                     *[sentiment_report.result_section(r, ctx.report_dir, r.split)
                       for r in ctx.results.values()],
+                    sentiment_report.trace_section(ctx, classifiers, ctx.main),
                     sentiment_report.data_section(ctx.splits, state.stats, state.labels,
                                                   state.coverage)]
         metrics = {

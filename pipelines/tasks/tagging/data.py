@@ -200,8 +200,26 @@ def _decide_scheme(data, source, loaded=None, split=None):
     raw = _read_any(data, source, None, {}, split=split, loaded=loaded)
     tags = [s["tags"] for s in raw]
     if not all(entity_like(t) for t in tags):
+        _check_mostly_entities(raw)
         return None
     return tag_schemes.detect_scheme(tags)
+
+
+def _check_mostly_entities(sentences, share=0.9):
+    """Refuses a corpus whose tags are nearly all entity tags: its few malformed tags
+    (`B-` with no type, `X-PER`) would silently turn the run into free-tag tagging."""
+    non_o = [(s, i, tag) for s in sentences for i, tag in enumerate(s["tags"]) if tag != "O"]
+    bad = [(s, i, tag) for s, i, tag in non_o if not entity_like([tag])]
+    if not non_o or not bad or len(bad) > (1.0 - share) * len(non_o):
+        return
+    sentence, index, tag = bad[0]
+    path, line = where(sentence.get("source", ""))
+    raise UserError(f"tag {tag!r} (token {index + 1} of this sentence) is not an entity tag "
+                    "(O, or B-/I-/E-/S- and a type), though "
+                    f"{len(non_o) - len(bad)} of the {len(non_o)} tags other than O are; fix "
+                    f"the {len(bad)} malformed tag(s), or set data.scheme = \"none\" for "
+                    "free tags",
+                    path=path, line=line)
 
 
 def _file_sha256(source):
