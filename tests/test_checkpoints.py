@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from elman.core.train import KEEP_COMMITS, commit_epoch, read_state
+from elman.core.checkpoints import KEEP_COMMITS, commit_epoch, read_state
 from elman.errors import UserError
 
 
