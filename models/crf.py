@@ -1,4 +1,5 @@
-"""A linear-chain conditional random field layer: Viterbi decoding and likelihood."""
+"""A linear-chain conditional random field layer: Viterbi decoding, likelihood and the
+per-position tag marginals (forward–backward)."""
 
 import keras
 import numpy as np
@@ -201,6 +202,73 @@ class CRF(keras.layers.Layer):
         alpha = _scan(step, initial, steps)[-1]
         log_z = keras.ops.logsumexp(alpha + end, axis=1)
         return keras.ops.where(keras.ops.any(mask, axis=1), log_z, 0.0)
+
+    def forward_backward(self, potentials, mask=None):
+        """Forward and backward log-scores of every position and tag (forward–backward).
+
+        `alpha[b, t, j]` is the log of the summed exp(score) of every path prefix that
+        ends in tag j at position t (start, potentials and transitions up to t);
+        `beta[b, t, j]` that of every continuation after tag j at t (transitions and
+        potentials after t, then the end score). So `alpha + beta - log_z` is the log of
+        the probability that position t carries tag j, and a tag segment's probability
+        is `alpha[s, y_s] + Σ (transition + potential) + beta[e, y_e] - log_z`.
+
+        Args:
+            potentials: float tensor [batch, length, num_tags].
+            mask: bool tensor [batch, length] or None (all positions real); right padded.
+
+        Returns:
+            `(alpha, beta, log_z)`: float32 tensors [batch, length, num_tags] (padded
+            positions hold carried or end values; ignore them) and [batch].
+        """
+        potentials, mask, steps = self._prepare(potentials, mask)
+        transitions, start, end = self._scores()
+
+        def forward(alpha, inputs):
+            potential, real, first = inputs
+            carried = keras.ops.expand_dims(alpha, 2) + transitions  # [B, from, to]
+            new = keras.ops.where(
+                first, start + potential, keras.ops.logsumexp(carried, axis=1) + potential
+            )
+            return keras.ops.where(keras.ops.logical_or(real, first), new, alpha)
+
+        initial = keras.ops.zeros_like(potentials[:, 0, :])
+        alpha = _scan(forward, initial, steps)  # [L, B, T]
+        # Backward: beta_t = logsumexp_j(transition[i, j] + potential_{t+1}[j] + beta_{t+1}[j])
+        # while position t + 1 is real, else the end score.
+        next_potentials = keras.ops.concatenate(
+            [steps[0][1:], keras.ops.zeros_like(steps[0][:1])], axis=0)
+        next_real = keras.ops.concatenate(
+            [steps[1][1:], keras.ops.zeros_like(steps[1][:1])], axis=0)
+
+        def backward(beta, inputs):
+            potential, real = inputs
+            ahead = keras.ops.expand_dims(potential + beta, 1) + transitions  # [B, from, to]
+            return keras.ops.where(real, keras.ops.logsumexp(ahead, axis=2), end)
+
+        last = end + keras.ops.zeros_like(potentials[:, 0, :])
+        beta = _scan(backward, last, (next_potentials, next_real), reverse=True)
+        # padded positions carry alpha, so the last step holds the last real position's
+        log_z = keras.ops.where(keras.ops.any(mask, axis=1),
+                                keras.ops.logsumexp(alpha[-1] + end, axis=1), 0.0)
+        return (keras.ops.transpose(alpha, (1, 0, 2)), keras.ops.transpose(beta, (1, 0, 2)),
+                log_z)
+
+    def marginals(self, potentials, mask=None):
+        """The probability of every tag at every position: [batch, length, num_tags].
+
+        From `forward_backward`: `exp(alpha + beta - log_z)`, computed in the graph. Each
+        real position's row sums to 1; padded positions are 0.
+
+        Args:
+            potentials: float tensor [batch, length, num_tags].
+            mask: bool tensor [batch, length] or None (all positions real).
+        """
+        alpha, beta, log_z = self.forward_backward(potentials, mask)
+        probs = keras.ops.exp(alpha + beta - keras.ops.reshape(log_z, (-1, 1, 1)))
+        if mask is None:
+            return probs
+        return probs * keras.ops.expand_dims(keras.ops.cast(mask, "float32"), -1)
 
     def sequence_score(self, potentials, tags, mask=None):
         """Score of the given tag paths (unnormalised log-probability).

@@ -266,8 +266,20 @@ class Seq2SeqTranslator(keras.Model):
         y = self.attention_combine(keras.ops.concatenate([y, context], axis=-1))
         return y, weights
 
-    def call(self, inputs, training=False):
-        source_ids, target_in_ids = inputs
+    def teacher_forced(self, source_ids, target_in_ids, training=False):
+        """The decoder over a whole given target (teacher forcing), with its attention.
+
+        Args:
+            source_ids: int tensor `[batch, source_len]`, 0 = padding.
+            target_in_ids: int tensor `[batch, target_len]`, the start token then the
+                target (0 = padding).
+            training: bool, whether dropout is active. Default False.
+
+        Returns:
+            `(logits, attention_weights)`: logits `[batch, target_len,
+            target_vocab_size]` and the weights `[batch, target_len, source_len]`, or
+            None without attention.
+        """
         enc_outputs, enc_mask, states = self.encode(source_ids, training=training)
         target_in_ids = keras.ops.convert_to_tensor(target_in_ids)
         target_mask = keras.ops.not_equal(target_in_ids, 0)
@@ -276,9 +288,13 @@ class Seq2SeqTranslator(keras.Model):
             y = layer(y, initial_state=states[i], mask=target_mask, training=training)[0]
             if i < self.num_layers - 1:
                 y = self.decoder_dropout(y, training=training)
-        y, _ = self._attend(y, enc_outputs, enc_mask)
+        y, weights = self._attend(y, enc_outputs, enc_mask)
         y = self.decoder_dropout(y, training=training)
-        return self.output_projection(y)
+        return self.output_projection(y), weights
+
+    def call(self, inputs, training=False):
+        source_ids, target_in_ids = inputs
+        return self.teacher_forced(source_ids, target_in_ids, training=training)[0]
 
     def decode_step(self, token_ids, states, enc_outputs, enc_mask):
         """Runs one decoder step (inference: no dropout) with the training layers' weights.

@@ -12,7 +12,7 @@ and writes everything that is the same for every task itself: config.toml/json, 
 model files, the reproducibility block, gradient-flow diagnostics, metrics.json,
 report.md/html, run.json and the reports index. `predictor` turns a saved run into
 raw text in → structured results out, for `elman predict`, `evaluate`, the Python API
-and any server.
+and any server; its `trace` shows how the judgment moves token by token.
 """
 
 import dataclasses
@@ -93,7 +93,9 @@ class Predictor:
     """A saved run: raw text in, structured results out (JSON-ready dicts).
 
     Subclasses set `task` and implement `predict`; `format_text` gives the line
-    `elman predict` prints for one result.
+    `elman predict` prints for one result. `trace` (the reading trace, for `elman
+    predict --trace` and servers) and `format_trace` are optional: by default a task
+    has no trace.
 
     Args:
         run_dir: str or Path, the run folder `elman train` wrote.
@@ -141,6 +143,26 @@ class Predictor:
         import json
 
         return json.dumps(prediction, ensure_ascii=False)
+
+    def trace(self, texts, **options):
+        """The reading trace of each text: how the model's judgment moves as it reads.
+
+        One JSON-ready dict per text, with a "steps" list (one entry per token read or
+        written; what each holds depends on the task). It takes the options `predict`
+        takes (`options`). This is the hook `elman predict --trace` and servers call.
+
+        Raises:
+            UserError: the task has no trace (this default).
+        """
+        from elman.errors import UserError
+
+        raise UserError(f"this task has no trace (a {self.task or 'custom'} run)")
+
+    def format_trace(self, trace):
+        """The terminal text `elman predict --trace` prints for one trace (default: JSON)."""
+        import json
+
+        return json.dumps(trace, ensure_ascii=False)
 
 
 class Task:

@@ -1,4 +1,5 @@
-"""A saved language-model run: the most likely next tokens after a text, and generation."""
+"""A saved language-model run: the most likely next tokens after a text, generation, and
+the surprisal trace of a text or a file."""
 
 import math
 
@@ -64,6 +65,90 @@ class LMPredictor(Predictor):
         return [{"text": text, "next": [{"token": t, "probability": round(p, 6)}
                                         for t, p in self.next_tokens(text, top)]}
                 for text in texts]
+
+    def trace(self, texts, top=5):
+        """Each token's surprisal (bits) and the tokens the model expected there.
+
+        A text is read as one line (`<eol>` first and last, as `evaluate` reads a file
+        of that one line), from a fresh state; the final `<eol>` is scored too.
+
+        Args:
+            texts: list of str, texts to trace (not empty).
+            top: int, expected tokens per position, most likely first. Default 5.
+
+        Returns:
+            One dict per text: "text", "steps" (one {"token", "oov", "surprisal_bits",
+            "probability", "expected": [{"token", "probability"}, ...], "fresh_state"}
+            per token), "tokens_scored", "total_bits", "negative_log_likelihood" (nats),
+            "cross_entropy" and "perplexity".
+        """
+        from elman.tasks.lm.data import token_stream
+        from elman.tasks.lm.trace import stream_trace, trace_record
+        from elman.tasks.lm.vocabulary import encode_stream
+
+        out = []
+        for i, text in enumerate(texts, start=1):
+            if not text.strip():
+                raise UserError(f"text {i} is empty; expected some text to trace")
+            tokens = token_stream([text], self.cfg.text)
+            ids = encode_stream(tokens, self.vocabulary)
+            scored = stream_trace(self.model, ids, 1, top)
+            out.append({"text": text, **trace_record(tokens, ids, scored, self.vocabulary)})
+        return out
+
+    def trace_file(self, data=None, top=5):
+        """The trace of a text file, read as `evaluate` reads it (`train.eval_batch_size`
+        parallel pieces, each from a fresh state): the surprisals sum to the negative
+        log-likelihood `evaluate` reports.
+
+        Args:
+            data: str, Path or None, the file (default: the run's test, else validation
+                file).
+            top: int, expected tokens per position. Default 5.
+
+        Returns:
+            The dict `trace` gives for one text, with "data" (the file) and "streams"
+            instead of "text".
+        """
+        from elman import tasks
+        from elman.tasks.lm.data import read_text_lines, token_stream
+        from elman.tasks.lm.trace import stream_trace, trace_record
+        from elman.tasks.lm.vocabulary import encode_stream
+
+        path = tasks.get(self.task).evaluation_file(self.cfg, {"data": data}, "a text file")
+        tokens = token_stream(read_text_lines(path), self.cfg.text)
+        ids = encode_stream(tokens, self.vocabulary)
+        streams = max(1, min(self.cfg.train.eval_batch_size, len(ids) - 1))
+        scored = stream_trace(self.model, ids, streams, top)
+        return {"data": str(path), "streams": streams,
+                **trace_record(tokens, ids, scored, self.vocabulary)}
+
+    def format_trace(self, trace):
+        """One row per token: its surprisal in bits (with a bar, 1 column a bit), its
+        probability and the tokens the model expected; ↺ where the state starts afresh."""
+        from elman.core.trace import bar, shown, table
+
+        rows = []
+        for t, step in enumerate(trace["steps"], start=1):
+            expected = "  ".join(f"{shown(e['token'], 12)} {e['probability']:.3f}"
+                                 for e in step["expected"][:3])
+            rows.append([str(t), ("↺ " if step["fresh_state"] and t > 1 else "")
+                         + shown(step["token"]) + (" (unknown)" if step["oov"] else ""),
+                         f"{step['surprisal_bits']:.2f}", f"{step['probability']:.4f}",
+                         bar(min(step["surprisal_bits"], 20) / 20), expected])
+        head = trace.get("text", trace.get("data", ""))
+        lines = [head, table(["t", "token", "bits", "p", "surprisal", "expected (p)"], rows,
+                             right=(0, 2, 3))]
+        lines.append(f"{trace['total_bits']:.2f} bits over {trace['tokens_scored']} tokens = "
+                     f"{trace['negative_log_likelihood']:.4f} nats; cross-entropy "
+                     f"{trace['cross_entropy']:.4f} nats/token, perplexity "
+                     f"{trace['perplexity']:.4f}")
+        if trace.get("streams", 1) > 1:
+            lines.append(f"(read as `elman evaluate` reads it: {trace['streams']} parallel "
+                         "pieces, each from a fresh state (↺)"
+                         + (f"; the last {trace['unscored']} tokens are not scored)"
+                            if trace["unscored"] else ")"))
+        return "\n".join(lines)
 
     def format_text(self, prediction):
         """`text<TAB>'token'=p  'token'=p ...`."""

@@ -1,4 +1,5 @@
-"""A saved sentiment run: raw texts in, label and class probabilities out."""
+"""A saved sentiment run: raw texts in, label and class probabilities out; the reading
+trace (probabilities after every prefix) for `elman predict --trace`."""
 
 from elman.errors import UserError
 from elman.tasks.base import Predictor
@@ -46,3 +47,49 @@ class SentimentPredictor(Predictor):
         """`label<TAB>label=p ...<TAB>text`."""
         detail = "  ".join(f"{label}={p:.4f}" for label, p in prediction["probabilities"].items())
         return f"{prediction['label']}\t{detail}\t{prediction['text']}"
+
+    @property
+    def tracer(self):
+        """The run's `PrefixTracer` (the saved model's tokenizer and classifiers)."""
+        if getattr(self, "_tracer", None) is None:
+            from elman.tasks.sentiment.trace import PrefixTracer, model_parts
+
+            tokenizer, char_layer, classifiers = model_parts(self.model)
+            self._tracer = PrefixTracer(tokenizer, classifiers, self.labels, char_layer)
+        return self._tracer
+
+    def trace(self, texts):
+        """The class probabilities after reading the first t tokens, for every t.
+
+        All prefixes of a text go through the model as one masked batch. With a
+        bidirectional encoder each row is the model applied to the prefix (its backward
+        direction reads only the prefix); the last row is `predict`'s answer.
+
+        Returns:
+            One dict per text: "text", "tokens", "labels", "steps" (one {"token", "oov",
+            "label", "probabilities"} per token read), the final "label" and
+            "probabilities", and "bidirectional".
+        """
+        return self.tracer.trace(list(texts))
+
+    def format_trace(self, trace):
+        """The token-by-token table: each class's probability after each token, a bar
+        of the final label's, and ← where the leading label changes."""
+        from elman.core.trace import bar, shown, table
+
+        final, labels = trace["label"], trace["labels"]
+        rows, previous = [], None
+        for t, step in enumerate(trace["steps"], start=1):
+            p = step["probabilities"]
+            turn = "" if previous in (None, step["label"]) else f"← {step['label']}"
+            previous = step["label"]
+            rows.append([str(t), shown(step["token"]) + (" (unknown)" if step["oov"] else ""),
+                         *[f"{p[label]:.4f}" for label in labels], bar(p[final]), turn])
+        lines = [trace["text"]]
+        if trace["bidirectional"]:
+            lines.append("(bidirectional encoder: row t is the model applied to the first t "
+                         "tokens; its backward direction reads only those)")
+        lines.append(table(["t", "token", *labels, f"p({final})", ""], rows,
+                           right=(0, *range(2, 2 + len(labels)))))
+        lines.append(f"→ {final} ({trace['probabilities'][final]:.4f})")
+        return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""The sentiment report's sections: per-split results, ensemble members, pretraining, data."""
+"""The sentiment report's sections: per-split results, reading traces, ensemble members,
+pretraining, data."""
 
 import numpy as np
 
@@ -114,3 +115,68 @@ def pretraining_section(ctx, pretraining, extra_source):
               "-" if r["validation_loss"] is None else r["validation_loss"],
               "-" if r["validation_perplexity"] is None else r["validation_perplexity"])
              for k, r in enumerate(pretraining)]))
+
+
+CONTRAST = (" but ", " however", " yet ", " although ", " though ", " except ", "但", "却",
+            "不过", "可是", "然而", "虽然")  # words that can turn a review round
+
+
+def _contrast_texts(examples, count, max_chars=120):
+    """Up to `count` texts with a contrast word, shortest first (ties: data order)."""
+    found = [e for e in examples if len(e["text"]) <= max_chars
+             and any(w in f" {e['text'].lower()} " for w in CONTRAST)]
+    return sorted(found, key=lambda e: len(e["text"]))[:count]
+
+
+def _panel(trace, example, labels):
+    """One plot panel: the gold class's probability (and the predicted one's, if
+    another) after each token."""
+    gold, predicted = example["gold"], trace["label"]
+    shown = [gold] if len(labels) == 2 or predicted == gold else [gold, predicted]
+    series = {f"p({name})" + (" gold" if name == gold else " predicted"):
+              [s["probabilities"][name] for s in trace["steps"]] for name in shown}
+    return {"title": f"{example['text'][:90]}  (gold {gold}, predicted {predicted})",
+            "tokens": trace["tokens"], "series": series}
+
+
+def trace_section(ctx, classifiers, result, wrong=3, contrast=3):
+    """The "Reading traces" section: how the judgment moves token by token on the most
+    confidently wrong examples and on a few contrast sentences of `result`'s split."""
+    from elman.tasks.sentiment.trace import PrefixTracer
+
+    state = ctx.state
+    picked = {"confidently wrong": sorted((e for e in result.examples if not e["correct"]),
+                                          key=lambda e: -e["confidence"])[:wrong],
+              "contrast": _contrast_texts(result.examples, contrast)}
+    tracer = PrefixTracer(state.tokenizer, classifiers, state.labels, state.char_layer)
+    md = ["## Reading traces",
+          "The class probabilities after reading the first t tokens, for every t: the "
+          "model applied to each prefix (`elman predict RUN --trace \"text\"` prints the "
+          "same for any text)."
+          + (" The encoder is bidirectional, so its backward direction reads only the "
+             "prefix; the last point is the prediction for the whole text."
+             if tracer.bidirectional else "")]
+    for kind, examples in picked.items():
+        if not examples:
+            md.append(f"No misclassified {result.split} examples to trace." if kind != "contrast"
+                      else f"No {result.split} text holds a contrast word (but, however, 但, …).")
+            continue
+        traces = tracer.trace([e["text"] for e in examples])
+        png = rep.plot_trace([_panel(t, e, state.labels) for t, e in zip(traces, examples)],
+                             ctx.report_dir / f"trace_{kind.replace(' ', '_')}.png",
+                             f"{kind.capitalize()} ({result.split})")
+        md.append(f"![{kind} traces]({png})")
+        md.append(rep.md_table(["text", "gold", "predicted", "turns (token: leading label)"],
+                               [(e["text"][:120], e["gold"], t["label"], _turns(t))
+                                for t, e in zip(traces, examples)]))
+    return "\n\n".join(md)
+
+
+def _turns(trace):
+    """Where the leading label changes: "3 slow: negative, 10 great: positive"."""
+    out, previous = [], None
+    for t, step in enumerate(trace["steps"], start=1):
+        if previous is not None and step["label"] != previous:
+            out.append(f"{t} {step['token']}: {step['label']}")
+        previous = step["label"]
+    return ", ".join(out) or "none"

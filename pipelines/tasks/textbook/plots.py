@@ -1,9 +1,27 @@
-"""The textbook report's plot of Case A: p(red) after every token, RNN against the window model.
+"""The textbook report's plots: Case A (p(red) after every token, RNN against the window
+model) and Case C's reading trace (drawn by the same code as every model's trace).
 
 Matplotlib (Agg backend) is imported when the plot is drawn, never at import time.
 """
 
+import math
+
 from elman.core.html import write_bytes_atomic
+
+
+def case_c_probabilities(C):
+    """Case C's step-by-step p(positive): the classifier σ(2·h_t) after each token."""
+    return [1.0 / (1.0 + math.exp(-2.0 * h)) for h in C["h"]]
+
+
+def plot_case_c(C, png_path):
+    """Case C's reading trace: p(positive) after each token, with `plot_trace`."""
+    from elman.core.report import plot_trace
+
+    plot_trace([{"title": " / ".join(C["tokens"]) + " (gold: positive)",
+                 "tokens": C["tokens"], "series": {"p(positive) = σ(2·h_t)":
+                                                   case_c_probabilities(C)}}],
+               png_path, "Case C: the judgment after each token")
 
 
 def plot_case_a(rec, png_path):

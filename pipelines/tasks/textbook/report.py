@@ -6,6 +6,7 @@ formatted here; the Case A plot it links to is drawn by `plots`.
 """
 
 from elman.tasks.textbook.common import DTYPE
+from elman.tasks.textbook.plots import case_c_probabilities
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -229,6 +230,10 @@ def _case_c(C, by_id):
         c = by_id.get(f"C.{key}")
         lines.append(f"| {label} | {C[key]:#.5g} ({C[key]:.10f}) | {c['printed'] if c else '—'} | "
                      f"{_status(c) if c else ''} |")
+    steps = ", ".join(f"{t} {p:.3f}" for t, p in zip(C["tokens"], case_c_probabilities(C)))
+    lines += ["", f"The judgment after each token, p = σ(2·h_t): {steps}. It is drawn by the "
+              "plotting code of every model's reading trace (`elman predict RUN --trace`).",
+              "", "![Case C reading trace](case_c_trace.png)"]
     lines += ["", "Nats use the natural log, bits log base 2; the two are never mixed: "
               "L(bit) = L(nat) / ln 2, and likewise for the gradients "
               f"(∂L_bit/∂x = {_fmt(C['grad_x_bit'], 6)}). The error reaches x_1 only through "

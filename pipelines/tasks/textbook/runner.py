@@ -25,7 +25,7 @@ from elman.tasks.textbook.case_a import case_a
 from elman.tasks.textbook.cases_rnn import case_b, case_c, case_d, case_e
 from elman.tasks.textbook.cases_training import case_f, case_g
 from elman.tasks.textbook.common import DTYPE, read_json, sha256
-from elman.tasks.textbook.plots import plot_case_a
+from elman.tasks.textbook.plots import plot_case_a, plot_case_c
 from elman.tasks.textbook.printed import check_printed
 from elman.tasks.textbook.report import computed_text, report_markdown
 
@@ -51,8 +51,8 @@ def _meta(printed_path):
 def run_textbook(report_dir=DEFAULT_OUT, data_dir=DEFAULT_DATA):
     """Recomputes Cases A–G, checks the printed values, writes the report and the run record.
 
-    Writes `report.md`, `report.html`, `case_a_probs.png`, `case_e_gradients.png` and
-    `run.json` (sorted keys) to `report_dir`.
+    Writes `report.md`, `report.html`, `case_a_probs.png`, `case_c_trace.png`,
+    `case_e_gradients.png` and `run.json` (sorted keys) to `report_dir`.
 
     Args:
         report_dir: Path, the output folder. Default Path("reports/textbook").
@@ -79,6 +79,7 @@ def run_textbook(report_dir=DEFAULT_OUT, data_dir=DEFAULT_DATA):
     record["checks"], record["flags"] = check_printed(record, printed["values"])
     record["meta"] = _meta(printed_path)
     plot_case_a(record["A"], report_dir / "case_a_probs.png")
+    plot_case_c(record["C"], report_dir / "case_c_trace.png")
     md = report_markdown({**record, "E": {**e, "_flow": flow}}, record["checks"])
     write_text_atomic(report_dir / "report.md", md)
     write_text_atomic(report_dir / "report.html", render_html("elman — textbook cases", md,

@@ -33,13 +33,8 @@ class TranslationPredictor(Predictor):
                                           self.info.get("target_lang", ""))
         return self._translator
 
-    def translate(self, texts, beam=0):
-        """Translated strings, one per text.
-
-        Args:
-            texts: list of str, non-empty source sentences.
-            beam: int, 0 for greedy decoding, k > 0 for beam search of width k.
-        """
+    def _checked_beam(self, texts, beam):
+        """The beam width as an int, after checking the texts and the width."""
         for i, text in enumerate(texts, start=1):
             if not text.strip():
                 raise UserError(f"text {i} is empty; expected a sentence to translate")
@@ -49,7 +44,17 @@ class TranslationPredictor(Predictor):
         translator = self.translator
         if beam > translator.model.target_vocab_size:
             raise UserError(f"--beam {beam} is larger than the target vocabulary")
-        return translator.translate(texts, beam)
+        return beam
+
+    def translate(self, texts, beam=0):
+        """Translated strings, one per text.
+
+        Args:
+            texts: list of str, non-empty source sentences.
+            beam: int, 0 for greedy decoding, k > 0 for beam search of width k.
+        """
+        beam = self._checked_beam(texts, beam)
+        return self.translator.translate(texts, beam)
 
     def predict(self, texts, beam=0):
         """One {"text", "translation"} dict per text."""
@@ -59,3 +64,39 @@ class TranslationPredictor(Predictor):
     def format_text(self, prediction):
         """The translation, on one line."""
         return prediction["translation"].replace("\n", " ")
+
+    def trace(self, texts, beam=0):
+        """Each output token's probability and (with attention) the weights over the source.
+
+        The texts are translated as `predict` does; one teacher-forced pass over the
+        outputs then scores every output token, the end token included.
+
+        Returns:
+            One dict per text: "text", "translation", "source_tokens", "steps" (one
+            {"token", "probability", "attention" (one weight per source token, or
+            None without attention)} per output token), "log_probability" (nats),
+            "beam" and "ended" (whether the end token was produced).
+        """
+        from elman.tasks.translation.trace import trace_texts
+
+        beam = self._checked_beam(texts, beam)
+        return trace_texts(self.translator, list(texts), beam)
+
+    def format_trace(self, trace):
+        """One row per output token: its probability (with a bar) and the source tokens
+        it attends to most."""
+        from elman.core.trace import bar, shown, table
+
+        source, rows = trace["source_tokens"], []
+        for t, step in enumerate(trace["steps"], start=1):
+            focus = ""
+            if step["attention"]:
+                top = sorted(range(len(source)), key=lambda k: -step["attention"][k])[:3]
+                focus = ", ".join(f"{shown(source[k])} {step['attention'][k]:.2f}" for k in top)
+            rows.append([str(t), shown(step["token"]), f"{step['probability']:.4f}",
+                         bar(step["probability"], 10), focus])
+        heading = "attends to (weight)" if any(s["attention"] for s in trace["steps"]) else ""
+        return "\n".join([f"{trace['text']} → {trace['translation']}",
+                          table(["t", "token", "p", "", heading], rows, right=(0, 2)),
+                          f"log-probability {trace['log_probability']:.4f} nats"
+                          + ("" if trace["ended"] else " (stopped at the length cap)")])
