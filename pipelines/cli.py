@@ -91,8 +91,11 @@ def _read_inputs(texts):
     return lines  # blank lines kept: one output line per input line
 
 
-def _predict_lines(predict, texts):
-    """Predictions for the non-blank texts, None where a line was blank."""
+def _predict_lines(predict, texts, from_stdin):
+    """Predictions of the texts; from standard input, None where a line was blank (one
+    output line per input line), while a blank argument is an error like any bad text."""
+    if not from_stdin:
+        return predict(texts)
     keep = [i for i, text in enumerate(texts) if text.strip()]
     found = dict(zip(keep, predict([texts[i] for i in keep])))
     return [found.get(i) for i in range(len(texts))]
@@ -140,7 +143,8 @@ def cmd_predict(args):
     if args.trace:
         _print_traces(predictor, predictor.trace([t for t in texts if t.strip()]), args.format)
     else:
-        _print_predictions(predictor, _predict_lines(predictor.predict, texts), args.format)
+        _print_predictions(predictor, _predict_lines(predictor.predict, texts,
+                                                     not args.texts), args.format)
     return 0
 
 
@@ -157,7 +161,8 @@ def cmd_translate(args):
                                                  beam=args.beam), args.format)
     else:
         _print_predictions(predictor, _predict_lines(
-            lambda batch: predictor.predict(batch, beam=args.beam), texts), args.format)
+            lambda batch: predictor.predict(batch, beam=args.beam), texts, not args.texts),
+            args.format)
     return 0
 
 

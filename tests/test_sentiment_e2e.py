@@ -71,10 +71,12 @@ def test_train_report_predict_and_export(tmp_path, tiny_sentiment, capsys):
     np.testing.assert_allclose(loaded["keras"], probs, atol=1e-5)
     np.testing.assert_allclose(loaded["saved_model"], probs, atol=1e-5)
 
-    # stdin, one text per line
+    # stdin, one text per line: one output line per input line (blank for blank)
     result = run_elman(["predict", run], stdin="the food was great\n\n服务太慢\n")
     assert result.returncode == 0, result.stderr[-2000:]
-    assert [line.split("\t")[2] for line in result.stdout.splitlines()] == [
+    lines = result.stdout.splitlines()
+    assert lines[1] == "" and len(lines) == 3
+    assert [line.split("\t")[2] for line in (lines[0], lines[2])] == [
         "the food was great", "服务太慢"]
 
     assert cli.main(["evaluate", str(run), "--data", str(tiny_sentiment["test"]), "--json"]) == 0
