@@ -247,11 +247,7 @@ def cmd_bench(args):
     return bench.run_bench(args)
 
 
-def build_parser():
-    parser = argparse.ArgumentParser(
-        prog="elman", description="Recurrent NLP done right: train, evaluate, predict, report.")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def _add_train(sub):
     p = sub.add_parser("train", help="train a model and write its report")
     p.add_argument("task", help="sentiment, tagging, translation or lm")
     p.add_argument("--config", help="a TOML file or a preset name (e.g. sst2)")
@@ -278,6 +274,8 @@ def build_parser():
     p.add_argument("--diagnose", action="store_true", help="add gradient-flow diagnostics")
     p.set_defaults(func=cmd_train)
 
+
+def _add_evaluate(sub):
     p = sub.add_parser("evaluate", help="score a saved run on labelled data")
     p.add_argument("run")
     p.add_argument("--data", help="labelled file (default: the run's test file)")
@@ -288,6 +286,8 @@ def build_parser():
                    help="language models: each token's surprisal in bits on the file")
     p.set_defaults(func=cmd_evaluate)
 
+
+def _add_predict(sub):
     p = sub.add_parser("predict", help="run a saved model on raw text (args or stdin)")
     p.add_argument("run")
     p.add_argument("texts", nargs="*")
@@ -297,6 +297,8 @@ def build_parser():
                         "--format json)")
     p.set_defaults(func=cmd_predict)
 
+
+def _add_translate(sub):
     p = sub.add_parser("translate", help="translate sentences with a saved run")
     p.add_argument("run")
     p.add_argument("texts", nargs="*")
@@ -306,6 +308,8 @@ def build_parser():
                    help="each output token's probability and attention over the source")
     p.set_defaults(func=cmd_translate)
 
+
+def _add_generate(sub):
     p = sub.add_parser("generate", help="generate text with a saved language model")
     p.add_argument("run")
     p.add_argument("--prefix", required=True)
@@ -315,11 +319,15 @@ def build_parser():
     p.add_argument("--format", default="text", choices=["text", "json"])
     p.set_defaults(func=cmd_generate)
 
+
+def _add_textbook(sub):
     p = sub.add_parser("textbook", help="reproduce the textbook cases A-G")
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
     p.add_argument("--out", help="report folder (default reports/textbook)")
     p.set_defaults(func=cmd_textbook)
 
+
+def _add_diagnose(sub):
     p = sub.add_parser("diagnose", help="gradient-flow diagnostics")
     p.add_argument("what", choices=["gradients"])
     p.add_argument("--out", default="reports/diagnostics")
@@ -332,6 +340,8 @@ def build_parser():
                    help="comma-separated cells among rnn,lstm,gru (default all)")
     p.set_defaults(func=cmd_diagnose)
 
+
+def _add_distributed(sub):
     p = sub.add_parser("distributed",
                        help="run a command as N multi-worker processes on this machine")
     p.add_argument("--workers", type=int, default=2)
@@ -340,12 +350,16 @@ def build_parser():
     p.add_argument("command", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_distributed)
 
+
+def _add_demo(sub):
     p = sub.add_parser("demo", help="train every task on the toy data and write reports")
     p.add_argument("--reports", default="reports")
     p.add_argument("--runs", default="runs")
     p.add_argument("--only", action="append", help="run only these parts")
     p.set_defaults(func=cmd_demo)
 
+
+def _add_serve(sub):
     p = sub.add_parser("serve", help="serve runs over HTTP: a JSON API and a web page")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders (model name: folder name)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
@@ -364,11 +378,30 @@ def build_parser():
                    "(default: the ELMAN_API_KEY environment variable)")
     p.set_defaults(func=cmd_serve)
 
+
+def _add_bench(sub):
     p = sub.add_parser("bench", help="speed benchmarks (ratios measured side by side)")
     p.add_argument("--quick", action="store_true", help="toy data only, fewer repeats")
     p.add_argument("--gpu", action="store_true", help="the GPU check")
     p.add_argument("--out", default="reports/bench")
     p.set_defaults(func=cmd_bench)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="elman", description="Recurrent NLP done right: train, evaluate, predict, report.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_train(sub)
+    _add_evaluate(sub)
+    _add_predict(sub)
+    _add_translate(sub)
+    _add_generate(sub)
+    _add_textbook(sub)
+    _add_diagnose(sub)
+    _add_distributed(sub)
+    _add_demo(sub)
+    _add_serve(sub)
+    _add_bench(sub)
     return parser
 
 
