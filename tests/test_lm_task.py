@@ -101,6 +101,15 @@ def test_cli_train_generate_evaluate(tmp_path, tiny_text):
     (prediction,) = [json.loads(line) for line in done.stdout.splitlines()]
     assert prediction["text"] == "the cat" and len(prediction["next"]) == 5
     assert prediction == predictor.predict(["the cat"])[0]
+    # by hand: softmax over the ids >= 1 (padding is never next) of the saved model's
+    # logits after <eol> the cat, in float64; the five most likely, best first
+    logits = keras.ops.convert_to_numpy(model(prefix[None, :]))[0, -1, 1:].astype("float64")
+    by_hand = np.exp(logits - logits.max())
+    by_hand /= by_hand.sum()
+    order = np.argsort(-by_hand, kind="stable")[:5]
+    assert [n["token"] for n in prediction["next"]] == [vocabulary[i + 1] for i in order]
+    np.testing.assert_allclose([n["probability"] for n in prediction["next"]], by_hand[order],
+                               rtol=0, atol=1e-6)
     probabilities = [n["probability"] for n in prediction["next"]]
     assert probabilities == sorted(probabilities, reverse=True) and sum(probabilities) <= 1.0
     assert predictor.format_text(prediction) == "the cat\t" + "  ".join(

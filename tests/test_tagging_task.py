@@ -136,8 +136,8 @@ def test_train_report_predict_evaluate(tmp_path, tiny_ner, capsys):
         assert len(line["tags"]) == len(line["tokens"])
         spans = tag_schemes.bio_spans(line["tags"])
         assert [(e["type"], e["start"], e["end"]) for e in line["entities"]] == spans
-        for entity in line["entities"]:
-            assert entity["text"] in text
+        for entity in line["entities"]:  # these texts space their tokens singly
+            assert entity["text"] == " ".join(line["tokens"][entity["start"]:entity["end"]])
 
     code, out, err = run_cli(capsys, ["predict", alone, "--format", "conll", *texts])
     assert code == 0, err
@@ -155,6 +155,29 @@ def test_train_report_predict_evaluate(tmp_path, tiny_ner, capsys):
     assert "F1" in err  # the summary line goes to stderr
     assert scores["f1"] == metrics["scores"]["f1"]
     assert scores["token_accuracy"] == metrics["scores"]["token_accuracy"]
+
+
+def test_entity_text_is_the_exact_span_of_the_raw_text():
+    """An entity's text is cut from the raw text, spacing kept, nothing more or less.
+
+    Mutations that fail here (tried, tagging/entities.py): the span's end taken from
+    the token after it (`offsets[end - 1][1]` → `offsets[end][1]` guarded by `min`);
+    the tokens joined instead of cut (`if offsets:` → `if False:`).
+    """
+    from elman.tasks.tagging.entities import entities_of
+
+    text = "Mary  visited New   York, then Bank of China ."
+    tokens = split_raw_text(text)
+    tags = ["B-PER", "O", "B-LOC", "I-LOC", "O", "O", "B-ORG", "I-ORG", "I-ORG", "O"]
+    assert len(tokens) == len(tags)
+    assert entities_of(tokens, tags, text) == [
+        {"type": "PER", "start": 0, "end": 1, "text": "Mary"},
+        {"type": "LOC", "start": 2, "end": 4, "text": "New   York"},
+        {"type": "ORG", "start": 6, "end": 9, "text": "Bank of China"}]
+    text = "苹果公司在北京开了新店。"
+    tags = ["B-ORG", "I-ORG", "I-ORG", "I-ORG", "O", "B-LOC", "I-LOC", "O", "O", "O", "O", "O"]
+    assert [e["text"] for e in entities_of(split_raw_text(text), tags, text)] == [
+        "苹果公司", "北京"]
 
 
 @pytest.mark.slow

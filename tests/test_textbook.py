@@ -190,6 +190,47 @@ def test_cases_f_g(run):
     assert G["tbptt"]["same_loss"] and G["tbptt"]["cross_boundary_grad"] == 0.0
 
 
+def test_case_f_seq2seq_decodes_the_sentence_and_stops_at_the_end_token(run):
+    """Hand derivation (SPEC, Case F): the encoder–decoder is fitted to the one pair
+    我爱自然语言处理 → I love natural language processing <eos>. If its mean per-step loss
+    is below ln(2)/6, the summed loss is below ln 2, so every step gives its target token
+    probability above 1/2: the target is the argmax at every step under teacher forcing.
+    Greedy decoding feeds its own prediction back, which is then the target token, so it
+    runs exactly the teacher-forced steps: it must print the five words, then <eos>,
+    and stop there after 6 of its 10 allowed tokens.
+
+    Mutations that fail here (tried, textbook/cases_training.py `_seq2seq`): the stop
+    at <eos> removed (decoding runs on to the cap); the start token fed at every step
+    instead of the previous prediction; the decoder state not carried from step to step
+    (`seq, state = decoder(...)` → `seq, _ = decoder(...)`).
+    """
+    seq2seq = run[1]["F"]["seq2seq"]
+    assert seq2seq["source"] == "我爱自然语言处理" and seq2seq["input_length"] == 8
+    assert seq2seq["final_loss"] < math.log(2) / 6
+    assert seq2seq["decoded"] == ["I", "love", "natural", "language", "processing", "<eos>"]
+    assert seq2seq["stopped_at_eos"] and seq2seq["length_cap"] == 10
+
+
+def test_case_f_greedy_decoding_stops_at_its_cap():
+    """With a cap of 3 tokens the same fitted pair decodes to its first three words and no
+    <eos> (the cap, not the end token, stops it).
+
+    Mutation that fails here (tried): `for _ in range(cap)` → `range(cap + 1)`.
+    """
+    import numpy as np
+
+    from elman.tasks.textbook.cases_training import _seq2seq
+
+    chars = list("我爱自然语言处理")
+    source_vocab = sorted(set(chars))
+    target_vocab = ["<start>", "<eos>", "I", "love", "natural", "language", "processing"]
+    source_ids = np.array([[source_vocab.index(c) for c in chars]], dtype="int32")
+    target = ["I", "love", "natural", "language", "processing", "<eos>"]
+    loss, decoded = _seq2seq(source_vocab, source_ids, target, target_vocab, steps=30, cap=3)
+    assert loss < math.log(2) / 6
+    assert decoded == ["I", "love", "natural"]
+
+
 def test_run_json_has_the_documented_keys(run):
     out, _ = run
     for name in ("report.md", "report.html", "run.json", "case_a_probs.png"):

@@ -323,9 +323,28 @@ def _run_epochs(model, features, targets, lengths, validation, cfg, run_dir, sta
         fit_epochs(model, multi_worker_strategy, dataset, steps, start, cfg.epochs, validation,
                    epoch_callbacks, log, run_dir / "logs" / "tb" if tensorboard else None)
     else:
+        _build_before_fit(model, dataset)
         model.fit(dataset, epochs=cfg.epochs, initial_epoch=start, steps_per_epoch=steps,
                   validation_data=validation, callbacks=callbacks, shuffle=False,
                   verbose=progress_mode())
+
+
+def _build_before_fit(model, dataset):
+    """Builds a model made under a MirroredStrategy of several replicas before `fit`.
+
+    Keras 3 builds a model's metrics before `fit` and `evaluate` by averaging their first
+    batch over the replicas (`Trainer._maybe_symbolic_build`), which fails ("Inputs to
+    operation AddN of type AddN must have the same size and shape") when that batch does
+    not split evenly: an odd global batch on two devices, a partial batch planned first,
+    a small validation set. The model is built here on the first global batch instead,
+    and Keras' averaging is skipped for it; later uneven batches train as usual.
+    """
+    strategy = getattr(model, "_distribute_strategy", None)
+    if strategy is None or strategy.num_replicas_in_sync < 2:
+        return
+    with strategy.scope():
+        model._symbolic_build(data_batch=next(iter(dataset.take(1))))
+    object.__setattr__(model, "_maybe_symbolic_build", lambda iterator=None, data_batch=None: None)
 
 
 def _after_epochs(committer, state, cfg, ckpt_dir, log):

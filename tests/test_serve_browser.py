@@ -1,0 +1,192 @@
+"""The `elman serve` web page in a real headless Chromium (Debian's chromium and
+chromium-driver, driven through Selenium).
+
+Loads the page, picks a model, types a sentence, submits, and compares what the page
+rendered (probability bars, highlighted entities, the translation, next tokens) with
+the API's answer; opens a report from the reports page; saves one screenshot per task
+into the test's temporary folder. In CI (CI set) the test must run: a missing browser
+is then a failure, not a skip.
+"""
+
+import os
+import shutil
+
+import pytest
+
+from tests.test_serve import serve_tiny_runs
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+
+
+def _require_browser():
+    missing = []
+    if not CHROMIUM or not DRIVER:
+        missing.append("chromium and chromium-driver (apt-get install -y chromium "
+                       "chromium-driver)")
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("selenium (pip install selenium)")
+    if missing:
+        message = "the browser test needs " + " and ".join(missing)
+        if os.environ.get("CI"):
+            pytest.fail(message + "; CI must run it")
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """(base URL, {task: run folder}) of a server with every tiny run that loads."""
+    _require_browser()
+    server, _, runs = serve_tiny_runs(tmp_path_factory)
+    yield server.url, runs
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium driven by the system chromedriver (nothing downloaded)."""
+    _require_browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                 "--disable-gpu", "--window-size=1100,900", "--lang=en-US"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def _predict_in_page(browser, url, model, text):
+    """Opens the page, picks `model`, types `text`, submits; returns the result element."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    browser.get(url + "/")
+    wait = WebDriverWait(browser, 60)
+    wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
+    Select(browser.find_element(By.ID, "model")).select_by_value(model)
+    box = browser.find_element(By.ID, "text")
+    box.clear()
+    box.send_keys(text)
+    browser.find_element(By.ID, "submit").click()
+    wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-state"))
+    assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "done", \
+        browser.find_element(By.ID, "status").text
+    return wait.until(ready.presence_of_element_located((By.CSS_SELECTOR, "#results .result")))
+
+
+def _api(url, model, text):
+    import httpx
+
+    response = httpx.post(f"{url}/v1/models/{model}:predict", json={"instances": [text]},
+                          timeout=60)
+    assert response.status_code == 200, response.text
+    return response.json()["predictions"][0]
+
+
+def test_sentiment_bars_show_the_api_probabilities(site, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    url, runs = site
+    name, text = runs["sentiment"].name, "the food was great and the staff were kind"
+    result = _predict_in_page(browser, url, name, text)
+    expected = _api(url, name, text)
+    bars = result.find_elements(By.CSS_SELECTOR, ".bar")
+    shown = {bar.get_attribute("data-label"): float(bar.get_attribute("data-probability"))
+             for bar in bars}
+    assert shown == expected["probabilities"]
+    values = [bar.find_element(By.CSS_SELECTOR, ".value").text for bar in bars]
+    assert values == [f"{p:.4f}" for p in expected["probabilities"].values()]
+    assert result.find_element(By.CSS_SELECTOR, ".label").text == expected["label"]
+    widths = [bar.find_element(By.CSS_SELECTOR, ".fill").size["width"] for bar in bars]
+    assert widths[0] != widths[1] or len(set(shown.values())) == 1  # the bars are drawn
+    browser.save_screenshot(str(tmp_path / "sentiment.png"))
+
+
+def test_tagging_entities_are_highlighted_in_the_text(site, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    url, runs = site
+    if "tagging" not in runs:
+        pytest.skip("no tagging run could be trained or loaded in this tree")
+    name, text = runs["tagging"].name, "Mary visited Paris with John"
+    result = _predict_in_page(browser, url, name, text)
+    expected = _api(url, name, text)
+    marks = result.find_elements(By.CSS_SELECTOR, "mark.entity")
+    assert [(m.get_attribute("data-type"), m.get_attribute("data-text")) for m in marks] == \
+        [(e["type"], e["text"]) for e in expected["entities"]]
+    assert [m.find_element(By.CSS_SELECTOR, ".etype").text for m in marks] == \
+        [e["type"] for e in expected["entities"]]
+    tags = [td.text for td in result.find_elements(By.CSS_SELECTOR, "table.tokens td.tag")]
+    assert tags == expected["tags"]
+    browser.save_screenshot(str(tmp_path / "tagging.png"))
+
+
+def test_translation_and_next_tokens_are_shown(site, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    url, runs = site
+    if "translation" in runs:
+        name, text = runs["translation"].name, "i like tea"
+        result = _predict_in_page(browser, url, name, text)
+        shown = result.find_element(By.CSS_SELECTOR, ".translation").text
+        assert shown == _api(url, name, text)["translation"].strip()
+        browser.save_screenshot(str(tmp_path / "translation.png"))
+    if "lm" in runs:
+        name, text = runs["lm"].name, "the cat"
+        result = _predict_in_page(browser, url, name, text)
+        expected = _api(url, name, text)
+        bars = result.find_elements(By.CSS_SELECTOR, ".bar")
+        assert [b.get_attribute("data-label") for b in bars] == [
+            n["token"] for n in expected.get("next", [])]
+        browser.save_screenshot(str(tmp_path / "lm.png"))
+    if "translation" not in runs and "lm" not in runs:
+        pytest.skip("no translation or lm run could be trained or loaded in this tree")
+
+
+def test_a_bad_request_shows_the_error(site, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, _ = site
+    browser.get(url + "/")
+    WebDriverWait(browser, 60).until(
+        lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
+    from selenium.webdriver.support.ui import Select
+
+    Select(browser.find_element(By.ID, "model")).select_by_value("echo")
+    repeat = browser.find_element(By.ID, "option-repeat")
+    assert (repeat.get_attribute("min"), repeat.get_attribute("max")) == ("1", "3")
+    browser.find_element(By.ID, "text").send_keys("boom")
+    browser.find_element(By.ID, "submit").click()
+    WebDriverWait(browser, 30).until(
+        lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "error")
+    assert browser.find_element(By.ID, "status").text == \
+        "text 1 is 'boom'; expected anything else"
+    assert not browser.find_elements(By.CSS_SELECTOR, "#results .result")
+
+
+def test_reports_page_opens_a_report(site, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, runs = site
+    browser.get(url + "/reports")
+    wait = WebDriverWait(browser, 60)
+    wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
+    rows = browser.find_elements(By.CSS_SELECTOR, "#reports tbody tr")
+    assert len(rows) >= len(runs)
+    browser.save_screenshot(str(tmp_path / "reports.png"))
+    name = runs["sentiment"].name
+    browser.find_element(By.LINK_TEXT, name).click()
+    wait.until(lambda d: "report" in d.title.lower())
+    assert browser.current_url.endswith(f"/reports/sentiment/{name}/report.html")
+    assert f"Sentiment report — {name}" in browser.find_element(By.TAG_NAME, "h1").text
+    browser.save_screenshot(str(tmp_path / "report.png"))
