@@ -211,6 +211,7 @@ def test_case_f_seq2seq_decodes_the_sentence_and_stops_at_the_end_token(run):
     assert seq2seq["stopped_at_eos"] and seq2seq["length_cap"] == 10
 
 
+@pytest.mark.slow
 def test_case_f_greedy_decoding_stops_at_its_cap():
     """With a cap of 3 tokens the same fitted pair decodes to its first three words and no
     <eos> (the cap, not the end token, stops it).
