@@ -153,6 +153,40 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
     return row
 
 
+def _bench_data(quick, result, log):
+    """The sentences rows 1-3 run on (SST-2 when present, else the toy data), encoded."""
+    import dataclasses
+
+    import numpy as np
+
+    from elman.text.tokenize import fit_vocabulary
+
+    toy_cfg, toy = load_sentiment("default")
+    sst_cfg, sst = (None, None) if quick else load_sentiment("sst2")
+    if sst is not None:
+        cfg, splits, name = sst_cfg, sst, "sst2"
+        note = f"SST-2 from {sst_cfg.data.train}"
+    else:
+        cfg, splits, name = toy_cfg, toy, "toy-en"
+        note = ("toy data (--quick)" if quick else
+                "toy data: ../shared/data/sst2 is not present, so SST-2 lengths are not used")
+        if not quick:
+            result["skipped"]["sst2"] = "../shared/data/sst2 not found; rows use the toy data"
+    texts, labels = texts_of(splits["train"]), labels_of(splits["train"])
+    tok_cfg = dataclasses.replace(cfg.tokenizer, max_length=10_000)  # no truncation
+    tokenizer = fit_vocabulary(tok_cfg, texts)
+    ids, lengths = _encode(tokenizer, texts)
+    names = sorted(set(labels))
+    y = [names.index(v) for v in labels]
+    result["data"] = {"name": name, "note": note, "examples": len(texts),
+                      "mean_tokens": float(np.mean(lengths)),
+                      "max_tokens": int(np.max(lengths)),
+                      "vocabulary": tokenizer.vocabulary_size}
+    log(f"bench on {name}: {len(texts)} sentences, mean {np.mean(lengths):.1f} tokens")
+
+    return ids, y, lengths, tokenizer, (toy_cfg, toy), (sst_cfg, sst)
+
+
 def run_bench(args):
     """`elman bench [--quick] [--gpu] [--out DIR]`; returns the exit code."""
     if getattr(args, "gpu", False):
@@ -170,33 +204,8 @@ def run_bench(args):
     runtime.configure(TrainConfig(), log=log)  # threads, seeds, determinism: as in training
     import numpy as np
 
-    from elman.text.tokenize import fit_vocabulary
-
     result = {"quick": quick, "machine": machine_facts(), "skipped": {}}
-    toy_cfg, toy = load_sentiment("default")
-    sst_cfg, sst = (None, None) if quick else load_sentiment("sst2")
-    if sst is not None:
-        cfg, splits, name = sst_cfg, sst, "sst2"
-        note = f"SST-2 from {sst_cfg.data.train}"
-    else:
-        cfg, splits, name = toy_cfg, toy, "toy-en"
-        note = ("toy data (--quick)" if quick else
-                "toy data: ../shared/data/sst2 is not present, so SST-2 lengths are not used")
-        if not quick:
-            result["skipped"]["sst2"] = "../shared/data/sst2 not found; rows use the toy data"
-    texts, labels = texts_of(splits["train"]), labels_of(splits["train"])
-    import dataclasses
-
-    tok_cfg = dataclasses.replace(cfg.tokenizer, max_length=10_000)  # no truncation
-    tokenizer = fit_vocabulary(tok_cfg, texts)
-    ids, lengths = _encode(tokenizer, texts)
-    names = sorted(set(labels))
-    y = [names.index(v) for v in labels]
-    result["data"] = {"name": name, "note": note, "examples": len(texts),
-                      "mean_tokens": float(np.mean(lengths)),
-                      "max_tokens": int(np.max(lengths)),
-                      "vocabulary": tokenizer.vocabulary_size}
-    log(f"bench on {name}: {len(texts)} sentences, mean {np.mean(lengths):.1f} tokens")
+    ids, y, lengths, tokenizer, (toy_cfg, toy), (sst_cfg, sst) = _bench_data(quick, result, log)
 
     dims = (128, 64, 64, 32)  # embedding, units, hidden, batch: the keras-io recipe's sizes
     log("[1] elman pipeline vs the fixed-length reference ...")
