@@ -30,7 +30,7 @@ def run_demo(reports_root="reports", runs_root="runs", only=None, log=print):
     """
     from elman.core.run import run
 
-    summary = []
+    summary, served = [], []
     for part, task, preset, run_id in parts():
         if only and part not in only:
             continue
@@ -44,6 +44,7 @@ def run_demo(reports_root="reports", runs_root="runs", only=None, log=print):
         value = metrics.get("scores", {}).get(main, "")
         summary.append((part, main, value, time.perf_counter() - began,
                         Path(reports_root) / task / run_id / "report.md"))
+        served.append(str(Path(runs_root) / task / run_id))
     if not only or "textbook" in only:
         log("== textbook: cases A-G")
         from elman.tasks.textbook import runner as textbook
@@ -57,4 +58,7 @@ def run_demo(reports_root="reports", runs_root="runs", only=None, log=print):
         shown = f"{value:.4f}" if isinstance(value, float) else str(value)
         log(f"{part:14s} {metric} {shown:>8s}  {seconds:6.1f}s  {report}")
     log(f"index of every run: {Path(reports_root) / 'index.md'}")
+    if served:
+        log(f"serve these runs (API and web page at http://127.0.0.1:8000/):\n"
+            f"  elman serve {' '.join(served)} --reports {reports_root}")
     return 0

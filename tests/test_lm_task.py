@@ -51,6 +51,37 @@ def _hand_text(tokens):
     return "\n".join(" ".join(line.split()) for line in " ".join(tokens).split("<eol>"))
 
 
+def _check_reading_traces(report, report_dir, run, validation):
+    """The report's traces: the plot exists; the first row is the validation line of the
+    highest mean surprisal as `trace_file` reads the file, the second a line of the
+    others; each row's numbers are what `predictor.trace` gives for its line."""
+    from elman.tasks.lm.predictor import LMPredictor
+    from tests.report_sections import section_tables
+
+    rows, images = section_tables(report, "Reading traces")
+    assert images == ["trace_validation.png"]
+    assert (report_dir / "trace_validation.png").stat().st_size > 0
+    assert [row[0] for row in rows] == ["highest surprisal", "typical"]
+    predictor = LMPredictor(run)
+    in_file, line = {}, []  # text → bits per token of each line in the file, state carried
+    for step in predictor.trace_file(validation)["steps"]:
+        line.append(step)
+        if step["token"] == "<eol>":
+            text = " ".join(s["token"] for s in line[:-1])
+            in_file[text] = sum(s["surprisal_bits"] for s in line) / len(line)
+            line = []
+    assert float(rows[0][4]) == pytest.approx(max(in_file.values()), abs=1e-3)
+    assert float(rows[1][4]) <= float(rows[0][4])
+    for (_, text, tokens, alone, file_bits, token, bits, _), trace in zip(
+            rows, predictor.trace([row[1] for row in rows])):
+        assert float(file_bits) == pytest.approx(in_file[text], abs=1e-3)
+        assert int(tokens) == trace["tokens_scored"] == len(text.split()) + 1
+        assert float(alone) == pytest.approx(trace["total_bits"] / int(tokens), abs=1e-4)
+        top = max(trace["steps"], key=lambda s: s["surprisal_bits"])
+        assert (token, float(bits)) == (top["token"], pytest.approx(top["surprisal_bits"],
+                                                                    abs=1e-4))
+
+
 def test_cli_train_generate_evaluate(tmp_path, tiny_text):
     import keras
 
@@ -72,6 +103,7 @@ def test_cli_train_generate_evaluate(tmp_path, tiny_text):
     assert "perplexity" in report and "## Generated samples" in report
     for name in ("report.html", "perplexity.png", "learning_curves.png", "predictions.tsv"):
         assert (report_dir / name).is_file(), name
+    _check_reading_traces(report, report_dir, run, tiny_text["validation"])
     csv = (run / "logs" / "training.csv").read_text(encoding="utf-8").splitlines()
     assert csv[0].split(",")[:1] == ["epoch"] and "val_perplexity" in csv[0]
     assert [row.split(",")[0] for row in csv[1:]] == ["1", "2"]

@@ -62,8 +62,9 @@ def browser():
     driver.quit()
 
 
-def _predict_in_page(browser, url, model, text):
-    """Opens the page, picks `model`, types `text`, submits; returns the result element."""
+def _predict_in_page(browser, url, model, text, trace=False):
+    """Opens the page, picks `model`, types `text`, ticks the trace box when `trace`,
+    submits; returns the result element."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ready
     from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -75,6 +76,8 @@ def _predict_in_page(browser, url, model, text):
     box = browser.find_element(By.ID, "text")
     box.clear()
     box.send_keys(text)
+    if trace != browser.find_element(By.ID, "trace").is_selected():
+        browser.find_element(By.ID, "trace").click()
     browser.find_element(By.ID, "submit").click()
     wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-state"))
     assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-state") == "done", \
@@ -82,13 +85,20 @@ def _predict_in_page(browser, url, model, text):
     return wait.until(ready.presence_of_element_located((By.CSS_SELECTOR, "#results .result")))
 
 
-def _api(url, model, text):
+def _api(url, model, text, verb="predict"):
     import httpx
 
-    response = httpx.post(f"{url}/v1/models/{model}:predict", json={"instances": [text]},
+    response = httpx.post(f"{url}/v1/models/{model}:{verb}", json={"instances": [text]},
                           timeout=60)
     assert response.status_code == 200, response.text
-    return response.json()["predictions"][0]
+    return response.json()["predictions" if verb == "predict" else "traces"][0]
+
+
+def _trace_rows(result):
+    from selenium.webdriver.common.by import By
+
+    rows = result.find_elements(By.CSS_SELECTOR, "table.trace tr")
+    return [[td.text for td in row.find_elements(By.TAG_NAME, "td")] for row in rows[1:]]
 
 
 def test_sentiment_bars_show_the_api_probabilities(site, browser, tmp_path):
@@ -107,15 +117,32 @@ def test_sentiment_bars_show_the_api_probabilities(site, browser, tmp_path):
     assert result.find_element(By.CSS_SELECTOR, ".label").text == expected["label"]
     widths = [bar.find_element(By.CSS_SELECTOR, ".fill").size["width"] for bar in bars]
     assert widths[0] != widths[1] or len(set(shown.values())) == 1  # the bars are drawn
+    assert not result.find_elements(By.CSS_SELECTOR, ".trace-box")  # only when asked
     browser.save_screenshot(str(tmp_path / "sentiment.png"))
+
+
+def test_the_sentiment_trace_is_drawn_under_the_prediction(site, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    url, runs = site
+    name, text = runs["sentiment"].name, "the service was slow but the food was great"
+    result = _predict_in_page(browser, url, name, text, trace=True)
+    trace = _api(url, name, text, "trace")
+    lines = result.find_elements(By.CSS_SELECTOR, "svg.trace-chart polyline")
+    assert [line.get_attribute("data-label") for line in lines] == trace["labels"]
+    for line in lines:  # one point per token read
+        assert len(line.get_attribute("points").split()) == len(trace["steps"])
+    assert _trace_rows(result) == [
+        [str(t), step["token"], *(f"{step['probabilities'][label]:.4f}"
+                                  for label in trace["labels"])]
+        for t, step in enumerate(trace["steps"], start=1)]
+    browser.save_screenshot(str(tmp_path / "sentiment-trace.png"))
 
 
 def test_tagging_entities_are_highlighted_in_the_text(site, browser, tmp_path):
     from selenium.webdriver.common.by import By
 
     url, runs = site
-    if "tagging" not in runs:
-        pytest.skip("no tagging run could be trained or loaded in this tree")
     name, text = runs["tagging"].name, "Mary visited Paris with John"
     result = _predict_in_page(browser, url, name, text)
     expected = _api(url, name, text)
@@ -126,6 +153,10 @@ def test_tagging_entities_are_highlighted_in_the_text(site, browser, tmp_path):
         [e["type"] for e in expected["entities"]]
     tags = [td.text for td in result.find_elements(By.CSS_SELECTOR, "table.tokens td.tag")]
     assert tags == expected["tags"]
+    result = _predict_in_page(browser, url, name, text, trace=True)
+    trace = _api(url, name, text, "trace")
+    assert [row[:3] for row in _trace_rows(result)] == [
+        [s["token"], s["tag"], f"{s['probability']:.4f}"] for s in trace["steps"]]
     browser.save_screenshot(str(tmp_path / "tagging.png"))
 
 
@@ -133,22 +164,29 @@ def test_translation_and_next_tokens_are_shown(site, browser, tmp_path):
     from selenium.webdriver.common.by import By
 
     url, runs = site
-    if "translation" in runs:
-        name, text = runs["translation"].name, "i like tea"
-        result = _predict_in_page(browser, url, name, text)
-        shown = result.find_element(By.CSS_SELECTOR, ".translation").text
-        assert shown == _api(url, name, text)["translation"].strip()
-        browser.save_screenshot(str(tmp_path / "translation.png"))
-    if "lm" in runs:
-        name, text = runs["lm"].name, "the cat"
-        result = _predict_in_page(browser, url, name, text)
-        expected = _api(url, name, text)
-        bars = result.find_elements(By.CSS_SELECTOR, ".bar")
-        assert [b.get_attribute("data-label") for b in bars] == [
-            n["token"] for n in expected.get("next", [])]
-        browser.save_screenshot(str(tmp_path / "lm.png"))
-    if "translation" not in runs and "lm" not in runs:
-        pytest.skip("no translation or lm run could be trained or loaded in this tree")
+    name, text = runs["translation"].name, "i like tea"
+    result = _predict_in_page(browser, url, name, text)
+    shown = result.find_element(By.CSS_SELECTOR, ".translation").text
+    assert shown == _api(url, name, text)["translation"].strip()
+    trace = _api(url, name, text, "trace")  # the attention heatmap is always shown
+    assert _trace_rows(result) == [[s["token"], f"{s['probability']:.4f}", ""]
+                                   for s in trace["steps"]]
+    cells = [[float(td.get_attribute("data-weight"))
+              for td in row.find_elements(By.TAG_NAME, "td")]
+             for row in result.find_elements(By.CSS_SELECTOR, "table.heatmap tr")[1:]]
+    assert cells == [s["attention"] for s in trace["steps"]]
+    browser.save_screenshot(str(tmp_path / "translation.png"))
+    name, text = runs["lm"].name, "the cat"
+    result = _predict_in_page(browser, url, name, text)
+    expected = _api(url, name, text)
+    bars = result.find_elements(By.CSS_SELECTOR, ".bar")
+    assert [b.get_attribute("data-label") for b in bars] == [
+        n["token"] for n in expected.get("next", [])]
+    result = _predict_in_page(browser, url, name, text, trace=True)
+    trace = _api(url, name, text, "trace")
+    assert [row[:2] for row in _trace_rows(result)] == [
+        [s["token"], f"{s['surprisal_bits']:.2f}"] for s in trace["steps"]]
+    browser.save_screenshot(str(tmp_path / "lm.png"))
 
 
 def test_a_bad_request_shows_the_error(site, browser):

@@ -119,6 +119,7 @@ def test_train_report_predict_evaluate(tmp_path, tiny_ner, capsys):
     gold = [[row[1] for row in s] for s in columns]
     predicted = [[row[2] for row in s] for s in columns]
     assert metrics["scores"]["f1"] == pytest.approx(f1_score(gold, predicted), abs=1e-12)
+    _check_reading_traces(md, report, run, columns)
     for name in ("model.keras", "words.txt", "chars.txt", "tags.txt", "tagging.json",
                  "run.json", "config.json"):
         assert (run / name).is_file(), name
@@ -155,6 +156,39 @@ def test_train_report_predict_evaluate(tmp_path, tiny_ner, capsys):
     assert "F1" in err  # the summary line goes to stderr
     assert scores["f1"] == metrics["scores"]["f1"]
     assert scores["token_accuracy"] == metrics["scores"]["token_accuracy"]
+
+
+def _check_reading_traces(md, report, run, columns):
+    """The report's traces: its plots exist, each table row is its sentence's most
+    confidently wrong tag (or, all right, its least sure one), with the numbers
+    `predictor.trace` gives for the sentence."""
+    from elman.tasks.tagging.predictor import TaggingPredictor
+    from elman.text.splitters import join_tokens
+    from tests.report_sections import section_tables
+
+    rows, images = section_tables(md, "Reading traces")
+    assert rows and images and set(images) <= {"trace_confidently_wrong.png",
+                                                "trace_least_sure_right.png"}
+    for name in images:
+        assert (report / name).stat().st_size > 0, name
+    scored = {join_tokens([r[0] for r in s]): s for s in columns}  # text → token gold pred
+    assert ("trace_confidently_wrong.png" in images) == any(
+        r[1] != r[2] for s in columns for r in s)
+    traces = TaggingPredictor(run).trace([row[0] for row in rows])
+    for row, trace in zip(rows, traces):
+        _, _, token, gold_tag, predicted_tag, p_predicted, p_gold = row
+        position, word = token.split(" ", 1)
+        steps, at = trace["steps"], int(position) - 1
+        assert (steps[at]["token"], steps[at]["tag"]) == (word, predicted_tag)
+        assert float(p_predicted) == pytest.approx(steps[at]["probability"], abs=1e-4)
+        assert float(p_gold) == pytest.approx(steps[at]["probabilities"][gold_tag], abs=1e-4)
+        sentence = scored[row[0]]
+        assert [s["tag"] for s in steps] == [r[2] for r in sentence]
+        assert sentence[at][1] == gold_tag
+        wrong = [t for t, r in enumerate(sentence) if r[1] != r[2]]
+        candidates = wrong or range(len(steps))
+        best = (max if wrong else min)(steps[t]["probability"] for t in candidates)
+        assert steps[at]["probability"] == pytest.approx(best, abs=1e-4)
 
 
 def test_entity_text_is_the_exact_span_of_the_raw_text():

@@ -164,12 +164,15 @@ def token_font(tokens):
     return False
 
 
-def plot_trace(panels, path, title, ylabel="probability"):
+def plot_trace(panels, path, title, ylabel="probability", ylim=(-0.03, 1.03), reference=0.5,
+               xlabel="tokens read"):
     """Reading traces, one panel per text: values against the tokens read so far.
 
     The shared picture of every trace (a sentiment model's class probabilities after
-    each prefix, the textbook's Case C). Tokens no installed font can draw are shown
-    by position, with the text in the panel's title.
+    each prefix, the textbook's Case C, a tagger's or translator's token probabilities,
+    a language model's surprisals). Tokens no installed font can draw are shown by
+    position, with the text in the panel's title. Long texts keep the figure at most
+    22 inches wide and label every k-th token.
 
     Args:
         panels: list of dicts {"title": str, "tokens": list of str, "series": {name:
@@ -177,6 +180,10 @@ def plot_trace(panels, path, title, ylabel="probability"):
         path: Path of the PNG.
         title: str, the figure's title.
         ylabel: str, the y axis label. Default "probability".
+        ylim: (low, high) of the y axis, or None for 0 to just above the highest value.
+            Default (-0.03, 1.03).
+        reference: float, where a dotted horizontal line is drawn, or None. Default 0.5.
+        xlabel: str, the x axis label. Default "tokens read".
 
     Returns:
         str, the file name.
@@ -185,26 +192,36 @@ def plot_trace(panels, path, title, ylabel="probability"):
     from matplotlib.font_manager import FontProperties
 
     widest = max((len(p["tokens"]) for p in panels), default=1)
+    width = min(max(5.0, 0.45 * widest + 2.5), 22.0)
+    every = -(-widest // max(1, int((width - 2.5) / 0.16)))  # label every k-th token
     fig, axes = plt.subplots(len(panels), 1, squeeze=False,
-                             figsize=(max(5.0, 0.45 * widest + 2.5), 2.6 * len(panels) + 0.6))
+                             figsize=(width, 2.6 * len(panels) + 0.6))
     for ax, panel in zip(axes[:, 0], panels):
         tokens = panel["tokens"]
         xs = range(1, len(tokens) + 1)
         for k, (name, values) in enumerate(panel["series"].items()):
-            ax.plot(xs, values, marker="o", markersize=4, color=f"C{k}", label=name)
-        ax.axhline(0.5, color="grey", linewidth=0.8, linestyle=":")
-        ax.set_ylim(-0.03, 1.03)
+            ax.plot(xs, values, marker="o", markersize=4 if every == 1 else 2, color=f"C{k}",
+                    label=name)
+        if reference is not None:
+            ax.axhline(reference, color="grey", linewidth=0.8, linestyle=":")
+        if ylim is None:  # from 0 to a little above the highest value (NaN: no point)
+            top = max([v for values in panel["series"].values() for v in values if v == v]
+                      + [reference or 0.0, 1e-6])
+            ax.set_ylim(0, 1.1 * top)
+        else:
+            ax.set_ylim(*ylim)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         font = token_font(tokens + [panel["title"]])
         props = {} if font is None or font is False else {"fontproperties":
                                                           FontProperties(fname=font)}
         labels = tokens if font is not False else [str(x) for x in xs]
-        ax.set_xticks(list(xs), labels, rotation=60 if widest > 12 else 0,
-                      ha="right" if widest > 12 else "center", **props)
+        ax.set_xticks(list(xs)[::every], labels[::every], rotation=60 if widest > 12 else 0,
+                      ha="right" if widest > 12 else "center", **props,
+                      **({} if every == 1 else {"fontsize": 7}))
         ax.set_title(panel["title"], fontsize=9, loc="left", **props)
         ax.legend(fontsize=7, loc="best")
-    axes[-1, 0].set_xlabel("tokens read")
+    axes[-1, 0].set_xlabel(xlabel)
     fig.suptitle(title)
     fig.tight_layout()
     return _save(fig, path)

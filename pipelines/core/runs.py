@@ -141,16 +141,29 @@ def save_model(model, run_dir, name="model.keras"):
     return path
 
 
-def export_saved_model(model, run_dir, name="saved_model"):
-    """Exports a raw-strings-in SavedModel (for TensorFlow Serving), replacing an old one."""
+def replace_folder(target, write):
+    """Writes a folder aside (`write(tmp)`), then swaps it in place of `target`.
+
+    A stale `.tmp` folder from an interrupted export is removed first; `target` is
+    replaced only once the new folder is complete.
+
+    Returns:
+        Path, `target`.
+    """
     import shutil
 
-    saved = Path(run_dir) / name
-    tmp = Path(str(saved) + ".tmp")
+    target = Path(target)
+    tmp = Path(str(target) + ".tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
-    model.export(str(tmp), format="tf_saved_model", verbose=False)
-    if saved.exists():
-        shutil.rmtree(saved)
-    tmp.rename(saved)
-    return saved
+    write(tmp)
+    if target.exists():
+        shutil.rmtree(target)
+    tmp.rename(target)
+    return target
+
+
+def export_saved_model(model, run_dir, name="saved_model"):
+    """Exports a raw-strings-in SavedModel (for TensorFlow Serving), replacing an old one."""
+    return replace_folder(Path(run_dir) / name, lambda tmp: model.export(
+        str(tmp), format="tf_saved_model", verbose=False))

@@ -6,6 +6,9 @@ Routes:
   languages, the run's main metrics, options; the config in the single-model view).
 - `POST /v1/models/{name}:predict`: `{"instances": [texts], option: value, ...}` →
   `{"predictions": [...]}`, what the run's predictor returns for those texts.
+- `POST /v1/models/{name}:trace`: the same body → `{"traces": [...]}`, the reading trace
+  of each text (what `elman predict RUN --trace --format json` prints), with the
+  options the predictor's `trace` takes.
 - `GET /healthz` (200 only when every model is loaded and batching), `GET /metrics`.
 - `GET /` (try a model), `GET /reports` (the runs' reports), `GET /reports.json`,
   `GET /reports/<path>` (files under the reports folder only), `GET /static/...`.
@@ -104,7 +107,7 @@ def _auth(api_key):
 def _lifespan(models, batchers, metrics):
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        for name, batcher in batchers.items():
+        for (_, name), batcher in batchers.items():
             batcher.start()
             metrics.loaded[name] = models[name].loaded
         try:
@@ -116,19 +119,22 @@ def _lifespan(models, batchers, metrics):
     return lifespan
 
 
-async def _predict(app, name, request):
+async def _predict(app, name, request, kind="predict"):
     state = app.state
     model = state.models.get(name)
     if model is None:
         raise RequestError(404, f"no model named '{name[:60]}'; this server has "
                                 f"{', '.join(state.models) or 'none'}")
+    if (kind, name) not in state.batchers:
+        raise RequestError(404, f"model '{name[:60]}' has no reading trace")
     body = await read_body(request, state.limits.max_body_bytes)
-    texts, options = parse_predict(body, state.limits, model.options, model.task)
+    specs = model.options if kind == "predict" else model.trace_options()
+    texts, options = parse_predict(body, state.limits, specs, model.task)
     try:
-        predictions = await state.batchers[name].submit(texts, options)
+        answers = await state.batchers[kind, name].submit(texts, options)
     except UserError as err:
         raise RequestError(400, err.message) from None
-    return _json({"predictions": predictions})
+    return _json({"predictions" if kind == "predict" else "traces": answers})
 
 
 def _json(value):
@@ -148,12 +154,11 @@ def _add_api_routes(app, api_key):
     async def list_models():
         return {"models": [m.describe() for m in app.state.models.values()]}
 
-    @router.post("/models/{name}:predict")
-    async def predict(name: str, request: Request):
+    async def answer(name, request, kind):
         began = time.perf_counter()
         code = 500
         try:
-            out = await _predict(app, name, request)
+            out = await _predict(app, name, request, kind)
             code = 200
             return out
         except RequestError as err:
@@ -162,6 +167,14 @@ def _add_api_routes(app, api_key):
         finally:
             if name in app.state.models:
                 app.state.metrics.observe_request(name, code, time.perf_counter() - began)
+
+    @router.post("/models/{name}:predict")
+    async def predict(name: str, request: Request):
+        return await answer(name, request, "predict")
+
+    @router.post("/models/{name}:trace")
+    async def trace(name: str, request: Request):
+        return await answer(name, request, "trace")
 
     @router.get("/models/{name}")
     async def show_model(name: str):
@@ -181,7 +194,8 @@ def _add_service_routes(app):
     async def healthz():
         state = app.state
         waiting = [name for name, model in state.models.items()
-                   if not (model.loaded and state.batchers[name].alive)]
+                   if not (model.loaded and all(batcher.alive for (_, served), batcher
+                                                in state.batchers.items() if served == name))]
         if waiting or not state.models:
             return JSONResponse({"status": "not ready", "error": "not ready: "
                                  + (", ".join(waiting) or "no models")}, status_code=503)
@@ -247,9 +261,13 @@ def create_app(models, max_batch=64, max_wait_ms=5.0, limits=None, reports_root=
     from fastapi import FastAPI
 
     metrics = Metrics()
-    batchers = {name: Batcher(model.predictor.predict, max_batch, max_wait_ms,
-                              observe=_batch_observer(metrics, name), name=name)
-                for name, model in models.items()}
+    batchers = {}
+    for name, model in models.items():  # one batcher for predictions, one for traces
+        batchers["predict", name] = Batcher(model.predictor.predict, max_batch, max_wait_ms,
+                                            observe=_batch_observer(metrics, name), name=name)
+        if callable(getattr(model.predictor, "trace", None)):
+            batchers["trace", name] = Batcher(model.predictor.trace, max_batch, max_wait_ms,
+                                              name=f"{name} (trace)")
     app = FastAPI(title="elman", docs_url=None, redoc_url=None, openapi_url=None,
                   lifespan=_lifespan(models, batchers, metrics))
     app.state.models = dict(models)

@@ -40,6 +40,17 @@ class ServedModel:
     config: dict = None
     loaded: bool = False
 
+    def trace_options(self):
+        """{name: OptionSpec} of the options the predictor's `trace` takes (translation:
+        beam; language model: top); empty when it has no trace."""
+        import inspect
+
+        trace = getattr(self.predictor, "trace", None)
+        if not callable(trace):
+            return {}
+        taken = inspect.signature(trace).parameters
+        return {name: spec for name, spec in self.options.items() if name in taken}
+
     def describe(self, full=False):
         """The model's JSON description (`GET /v1/models[/{name}]`).
 
@@ -50,7 +61,9 @@ class ServedModel:
         out = {"name": self.name, "task": self.task, "run_id": info.get("run_id", self.name),
                "finished": info.get("finished"), "loaded": self.loaded,
                "labels": info.get("labels"),
-               "options": {k: v.describe() for k, v in self.options.items()}}
+               "options": {k: v.describe() for k, v in self.options.items()},
+               "trace": callable(getattr(self.predictor, "trace", None)),
+               "trace_options": sorted(self.trace_options())}
         for key in ("scheme", "level", "source_lang", "target_lang"):
             if key in info:
                 out[key] = info[key]

@@ -140,6 +140,115 @@
     return box;
   }
 
+
+  // ------------------------------------------------------------ reading traces
+
+  const SVG = "http://www.w3.org/2000/svg";
+  const COLORS = ["#2f6fde", "#d9480f", "#12a150", "#9c36b5", "#e8590c", "#0c8599"];
+
+  function svg(tag, attrs) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
+    return node;
+  }
+
+  // A line per class: its probability after each token read (x: tokens, y: 0..1).
+  function traceChart(trace) {
+    const steps = trace.steps, n = steps.length;
+    const width = Math.max(320, 56 * n + 60), height = 180, left = 40, bottom = 150;
+    const x = (i) => left + (n === 1 ? 0 : (i * (width - left - 20)) / (n - 1));
+    const y = (p) => bottom - p * 130;
+    const chart = svg("svg", { class: "trace-chart", viewBox: `0 0 ${width} ${height}`,
+                               width, height, role: "img",
+                               "aria-label": "class probabilities after each token" });
+    for (const p of [0, 0.5, 1]) {
+      chart.append(svg("line", { x1: left, x2: width - 10, y1: y(p), y2: y(p),
+                                 class: "grid" }));
+      const label = svg("text", { x: 4, y: y(p) + 4, class: "axis" });
+      label.textContent = p.toFixed(1);
+      chart.append(label);
+    }
+    trace.labels.forEach((name, k) => {
+      const points = steps.map((s, i) => `${x(i)},${y(s.probabilities[name])}`).join(" ");
+      chart.append(svg("polyline", { points, fill: "none", stroke: COLORS[k % COLORS.length],
+                                     "stroke-width": 2, "data-label": name }));
+      const key = svg("text", { x: width - 10, y: 14 + 14 * k, "text-anchor": "end",
+                                fill: COLORS[k % COLORS.length], class: "axis" });
+      key.textContent = name;
+      chart.append(key);
+    });
+    steps.forEach((s, i) => {
+      const word = svg("text", { x: x(i), y: bottom + 18, "text-anchor": "middle",
+                                 class: "token" });
+      word.textContent = s.token;
+      chart.append(word);
+    });
+    return chart;
+  }
+
+  function meter(p, scale) {
+    const fill = el("span", { class: "fill" });
+    fill.style.width = (100 * Math.min(1, p / (scale || 1))).toFixed(2) + "%";
+    return el("span", { class: "track" }, fill);
+  }
+
+  function traceTable(head, rows) {
+    const table = el("table", { class: "trace" });
+    table.append(el("tr", {}, ...head.map((h) => el("th", {}, h))));
+    for (const row of rows) table.append(el("tr", {}, ...row.map((c) => el("td", {}, c))));
+    return table;
+  }
+
+  // Output tokens (rows) against source tokens (columns), shaded by attention weight.
+  function heatmap(trace) {
+    const table = el("table", { class: "heatmap" });
+    table.append(el("tr", {}, el("th", {}, ""),
+                    ...trace.source_tokens.map((t) => el("th", { class: "src" }, t))));
+    for (const step of trace.steps) {
+      const row = el("tr", {}, el("th", {}, step.token));
+      step.attention.forEach((w) => {
+        const cell = el("td", { "data-weight": String(w), title: w.toFixed(3) },
+                        w >= 0.1 ? w.toFixed(2) : "");
+        cell.style.backgroundColor = `rgba(47, 111, 222, ${w.toFixed(3)})`;
+        if (w > 0.55) cell.style.color = "#fff";
+        row.append(cell);
+      });
+      table.append(row);
+    }
+    return table;
+  }
+
+  function renderTrace(model, trace) {
+    const box = el("div", { class: "trace-box", "data-task": model.task });
+    box.append(el("p", { class: "headline" }, "How the model reads it"));
+    if (model.task === "sentiment") {
+      box.append(traceChart(trace), traceTable(
+        ["t", "token", ...trace.labels],
+        trace.steps.map((s, i) => [String(i + 1), s.token,
+                                   ...trace.labels.map((l) => s.probabilities[l].toFixed(4))])));
+    } else if (model.task === "tagging") {
+      box.append(traceTable(["token", "tag", "p(tag)", ""], trace.steps.map(
+        (s) => [s.token, s.tag, s.probability.toFixed(4), meter(s.probability)])));
+      for (const e of trace.entities) {
+        box.append(el("p", { class: "entity-p" }, `${e.type} “${e.text}”: p = `
+                      + e.probability.toFixed(4)));
+      }
+    } else if (model.task === "translation") {
+      box.append(traceTable(["output token", "p", ""], trace.steps.map(
+        (s) => [s.token, s.probability.toFixed(4), meter(s.probability)])));
+      if (trace.steps.length && Array.isArray(trace.steps[0].attention)) {
+        box.append(el("p", { class: "headline" }, "Attention over the source"), heatmap(trace));
+      }
+    } else if (model.task === "lm") {
+      const most = Math.max(1, ...trace.steps.map((s) => s.surprisal_bits));
+      box.append(traceTable(["token", "surprisal (bits)", "", "expected"], trace.steps.map(
+        (s) => [s.token, s.surprisal_bits.toFixed(2), meter(s.surprisal_bits, most),
+                s.expected.map((e) => `${e.token} ${e.probability.toFixed(2)}`).join(", ")])));
+      box.append(el("p", { class: "muted" }, `perplexity ${trace.perplexity.toFixed(2)}`));
+    }
+    return box;
+  }
+
   // ------------------------------------------------------------ predict page
 
   function describe(model) {
@@ -204,9 +313,21 @@
     setStatus("Predicting…");
     const began = performance.now();
     try {
-      const data = await api(`/v1/models/${encodeURIComponent(model.name)}:predict`,
-                             Object.assign({ instances: lines }, optionValues()));
-      results.replaceChildren(...data.predictions.map((p) => renderOne(model, p)));
+      const path = `/v1/models/${encodeURIComponent(model.name)}`;
+      const body = Object.assign({ instances: lines }, optionValues());
+      const data = await api(path + ":predict", body);
+      const boxes = data.predictions.map((p) => renderOne(model, p));
+      // the trace on request, and always for translation (its attention heatmap)
+      if ($("#trace").checked || model.task === "translation") {
+        const traceBody = { instances: lines };
+        for (const name of model.trace_options || []) {
+          if (name in body) traceBody[name] = body[name];
+        }
+        const traced = await api(path + ":trace", traceBody);
+        traced.traces.forEach((t, i) => boxes[i].insertBefore(renderTrace(model, t),
+                                                              boxes[i].lastChild));
+      }
+      results.replaceChildren(...boxes);
       setStatus(`${data.predictions.length} prediction(s) in ` +
                 `${Math.round(performance.now() - began)} ms`);
       document.body.dataset.state = "done";

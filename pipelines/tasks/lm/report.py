@@ -1,11 +1,11 @@
 """The language-model report's parts: the summary, the perplexity curves, generated
-samples (greedy and sampled, checked against the naive whole-prefix re-run) and the
-data section."""
+samples (greedy and sampled, checked against the naive whole-prefix re-run), the reading
+traces of two validation lines and the data section."""
 
 import collections
 
 from elman.core import report as rep
-from elman.tasks.lm.vocabulary import decode_ids, detokenize, encode_tokens
+from elman.tasks.lm.vocabulary import decode_ids, detokenize, encode_stream, encode_tokens
 from elman.text.splitters import EOL_TOKEN
 
 
@@ -143,6 +143,115 @@ def samples_section(cfg, rows, identical, sample_length):
         f"{'identical' if identical else 'DIFFERENT'} greedy tokens for these prefixes.",
         table if rows else "(no prefixes in the validation text)",
     ])
+
+
+TRACE_RANKED_TOKENS = 20000  # validation tokens read to rank the lines (the first ones)
+TRACE_MAX_LINE = 150  # tokens: longer lines are picked only when no line is shorter
+
+
+def _line_surprisals(model, cfg, vocabulary, stream):
+    """The validation lines (units) and each one's mean surprisal in bits, read as
+    `elman evaluate --trace` reads the file (`train.eval_batch_size` pieces, the state
+    carried), over the first `TRACE_RANKED_TOKENS` tokens; lines not fully scored are left
+    out. Returns a list of (tokens with their `<eol>`, bits per token)."""
+    import numpy as np
+
+    from elman.tasks.lm.trace import stream_trace
+
+    units, current = [], []
+    for token in stream:
+        current.append(token)
+        if token == EOL_TOKEN:
+            units.append(current)
+            current = []
+            if sum(map(len, units)) >= TRACE_RANKED_TOKENS:
+                break
+    flat = [t for unit in units for t in unit]
+    if len(flat) < 2:
+        return []
+    ids = encode_stream(flat, vocabulary)
+    scored = stream_trace(model, ids, cfg.train.eval_batch_size, top=1)
+    unit_of = np.repeat(np.arange(len(units)), [len(u) for u in units])
+    where = unit_of[scored["position"] - 1]
+    bits = np.bincount(where, -scored["log_prob"] / np.log(2), minlength=len(units))
+    counts = np.bincount(where, minlength=len(units))
+    return [(unit, float(bits[k] / counts[k])) for k, unit in enumerate(units)
+            if counts[k] == len(unit)]
+
+
+def _picked_lines(lines):
+    """{"highest surprisal": line, "typical": line}: the line of the highest mean
+    surprisal and, of the others, the median one (lines of at most TRACE_MAX_LINE tokens
+    when there are any)."""
+    short = [line for line in lines if 2 <= len(line[0]) <= TRACE_MAX_LINE]
+    ranked = sorted(short or lines, key=lambda line: -line[1])
+    if not ranked:
+        return {}
+    rest = ranked[1:]
+    return {"highest surprisal": ranked[0],
+            **({"typical": rest[len(rest) // 2]} if rest else {})}
+
+
+def _shown(token):
+    from elman.core.trace import shown
+
+    return "␣" if token == " " else shown(token)
+
+
+def trace_section(model, cfg, vocabulary, stream, validation_bits, report_dir):
+    """The "Reading traces" section: each token's surprisal in bits on the validation line
+    the model found hardest and on a typical one, each read on its own from a fresh state
+    as `elman predict RUN --trace "line"` reads it.
+
+    Args:
+        model: the inference `LanguageModel`.
+        cfg: LMConfig.
+        vocabulary: list of str.
+        stream: list of str, the validation split's tokens.
+        validation_bits: float, the validation cross-entropy in bits per token.
+        report_dir: Path, where the plot goes.
+    """
+    from elman.tasks.lm.data import token_stream
+    from elman.tasks.lm.trace import stream_trace, trace_record
+
+    picked = _picked_lines(_line_surprisals(model, cfg, vocabulary, stream))
+    md = ["## Reading traces",
+          "Each token's surprisal (bits: −log₂ of its probability given the tokens before it; "
+          "the `<eol>` that ends the line is scored too) on the validation line of the "
+          "highest mean surprisal and on a typical one (the median of the others), ranked "
+          f"as `elman evaluate RUN --trace` reads the file (its first {TRACE_RANKED_TOKENS:,} "
+          "tokens, the state carried) and drawn as each line reads on its own, from a fresh "
+          "state: `elman predict RUN --trace \"line\"` prints the same, with the tokens the "
+          f"model expected. Dotted: the validation mean, {validation_bits:.2f} bits/token."]
+    if not picked:
+        return "\n\n".join(md + ["No validation line to trace."])
+    traces = []
+    for tokens, _ in picked.values():
+        text = detokenize(tokens[:-1], cfg.text.level)
+        line_tokens = token_stream([text], cfg.text)
+        ids = encode_stream(line_tokens, vocabulary)
+        traces.append({"text": text, **trace_record(line_tokens, ids,
+                                                    stream_trace(model, ids, 1, top=3),
+                                                    vocabulary)})
+    panels = [{"title": f"{kind}: {t['text'][:100]}",
+               "tokens": [s["token"] for s in t["steps"]],
+               "series": {"surprisal (bits)": [s["surprisal_bits"] for s in t["steps"]]}}
+              for kind, t in zip(picked, traces)]
+    png = rep.plot_trace(panels, report_dir / "trace_validation.png", "Validation lines",
+                         ylabel="surprisal (bits)", ylim=None, reference=validation_bits,
+                         xlabel="tokens")
+    md.append(f"![validation line traces]({png})")
+    rows = []
+    for (kind, (_, in_file)), t in zip(picked.items(), traces):
+        top = max(t["steps"], key=lambda s: s["surprisal_bits"])
+        rows.append((kind, t["text"][:120], t["tokens_scored"], t["total_bits"] /
+                     t["tokens_scored"], in_file, _shown(top["token"]), top["surprisal_bits"],
+                     ", ".join(f"{_shown(e['token'])} {e['probability']:.3f}"
+                               for e in top["expected"])))
+    md.append(rep.md_table(["line", "text", "tokens", "bits/token (alone)",
+                            "bits/token (in the file)", "most surprising token", "its bits",
+                            "expected there"], rows))
+    return "\n\n".join(md)
 
 
 def data_section(cfg, splits, stats, vocabulary, train_tokens):

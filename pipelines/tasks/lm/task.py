@@ -15,6 +15,7 @@ training loop (`training.py`), its report parts are in `report.py`, its predicto
 """
 
 import dataclasses
+import math
 
 from elman.core.run import train_metrics
 from elman.tasks.base import Fitted, ReportParts, Task
@@ -114,6 +115,10 @@ class LMTask(Task):
             model, cfg, state.vocabulary, state.streams["validation"])
         sections = [lm_report.curves_section(result.history, ctx.report_dir),
                     lm_report.samples_section(cfg, samples, identical, sample_length),
+                    lm_report.trace_section(
+                        model, cfg, state.vocabulary, state.streams["validation"],
+                        ctx.results["validation"].scores["cross_entropy"] / math.log(2),
+                        ctx.report_dir),
                     lm_report.data_section(cfg, ctx.splits, state.stats, state.vocabulary,
                                            state.streams["train"])]
         metrics = {

@@ -37,13 +37,14 @@ def summary(ctx, vocab, model):
             training_line(ctx.fitted.result, " (`elman bench` compares speeds)")]
 
 
-def sections(ctx, vocab, data_md):
+def sections(ctx, vocab, data_md, model=None):
     """The report's sections after the summary; writes predictions_<split>.conll.
 
     Args:
         ctx: the run's RunContext (splits, results, fitted, report_dir).
         vocab: the run's Vocabularies.
         data_md: str, the data section (from `data_summary`).
+        model: the trained SequenceTagger for the reading traces, or None (no traces).
     """
     from elman.core.run import learning_curves_section
 
@@ -59,6 +60,8 @@ def sections(ctx, vocab, data_md):
     out.append("`predictions_<split>.conll` hold `token gold predicted` lines in the "
                f"input's scheme ({vocab.scheme if vocab.entity else 'free tags'}), ready for "
                "`conlleval`; `predictions.tsv` has one row per sentence.")
+    if model is not None:
+        out.append(trace_section(ctx, vocab, model, main))
     out.append(data_md)
     return out
 
@@ -113,6 +116,88 @@ def confusions_section(result, sentences):
     return "\n\n".join(["### Most frequent tag errors",
                         rep.md_table(["gold", "predicted", "count", "example", "where"], rows)
                         if rows else "(none)"])
+
+
+def _trace_rows(result, sentences, entries, vocab):
+    """One row per sentence: each token's p(predicted tag) and p(gold tag), the wrong
+    positions (in the input's scheme, as scored) and the token the table reports (the
+    wrong tag the model was surest of, or, all right, the least sure tag)."""
+    import numpy as np
+
+    index = {tag: i for i, tag in enumerate(vocab.tags)}
+    rows = []
+    for k, (sentence, entry) in enumerate(zip(sentences, entries)):
+        gold, predicted = result.extra["gold"][k], result.extra["predicted"][k]
+        probs, tags = entry["probs"], entry["tags"]
+        p_predicted = [float(probs[t, tags[t]]) for t in range(len(tags))]
+        p_gold = [float(probs[t, index[g]]) if g in index else float("nan")
+                  for t, g in enumerate(sentence["tags"])]
+        wrong = [t for t, (a, b) in enumerate(zip(gold, predicted)) if a != b]
+        at = (max(wrong, key=lambda t: p_predicted[t]) if wrong
+              else int(np.argmin(p_predicted)))
+        rows.append({"sentence": sentence, "wrong": wrong, "at": at, "gold": gold[at],
+                     "predicted": predicted[at], "p_predicted": p_predicted,
+                     "p_gold": p_gold})
+    return rows
+
+
+def _trace_panel(row):
+    """A plot panel: p(predicted tag) per token, and p(gold tag) where a tag is wrong."""
+    series = {"p(predicted tag)": row["p_predicted"]}
+    if row["wrong"]:
+        series["p(gold tag)"] = row["p_gold"]
+    text = join_tokens(row["sentence"]["tokens"])
+    note = f"{len(row['wrong'])} wrong tag{'s' if len(row['wrong']) != 1 else ''}"
+    return {"title": f"{text[:90]}  ({note})", "tokens": list(row["sentence"]["tokens"]),
+            "series": series}
+
+
+def trace_section(ctx, vocab, model, result, wrong=3, others=2):
+    """The "Reading traces" section: each token's probability of its predicted (and its
+    gold) tag, on the sentences of `result`'s split with the most confidently wrong tag
+    and on the fully right ones the model was least sure of; one batched trace.
+
+    Args:
+        ctx: the run's RunContext (splits, state.encoded, report_dir).
+        vocab: the run's Vocabularies.
+        model: the trained SequenceTagger.
+        result: the split's EvalResult.
+        wrong, others: int, how many sentences of each kind to draw.
+    """
+    from elman.tasks.tagging.trace import tag_trace
+
+    features, _, lengths = ctx.state.encoded[result.split]
+    rows = _trace_rows(result, ctx.splits[result.split].items,
+                       tag_trace(model, features, lengths), vocab)
+    picked = {
+        "confidently wrong": sorted((r for r in rows if r["wrong"]),
+                                    key=lambda r: -r["p_predicted"][r["at"]])[:wrong],
+        "least sure right": sorted((r for r in rows if not r["wrong"]),
+                                   key=lambda r: r["p_predicted"][r["at"]])[:others]}
+    source = ("the CRF's marginals (forward–backward: the probability, over every tag path, "
+              "that the token carries the tag; the Viterbi tag need not be the most probable "
+              "one)" if model.head == "crf" else "the softmax")
+    md = ["## Reading traces",
+          f"Each token's probability of the tag the model gave it, and of the gold tag where "
+          f"they differ, from {source}: on the {result.split} sentences whose wrong tag the "
+          "model was surest of, and on the fully right ones it was least sure of. The table's "
+          "token is that wrong tag (or the least sure tag). `elman predict RUN --trace "
+          "\"text\"` prints the same for any text."]
+    for kind, chosen in picked.items():
+        if not chosen:
+            md.append(f"No {'misclassified' if 'wrong' in kind else 'fully right'} "
+                      f"{result.split} sentences to trace.")
+            continue
+        png = rep.plot_trace([_trace_panel(r) for r in chosen],
+                             ctx.report_dir / f"trace_{kind.replace(' ', '_')}.png",
+                             f"{kind.capitalize()} ({result.split})", xlabel="tokens")
+        md.append(f"![{kind} traces]({png})")
+        md.append(rep.md_table(
+            ["sentence", "where", "token", "gold", "predicted", "p(predicted)", "p(gold)"],
+            [(join_tokens(r["sentence"]["tokens"])[:120], r["sentence"]["source"],
+              f"{r['at'] + 1} {r['sentence']['tokens'][r['at']]}", r["gold"], r["predicted"],
+              r["p_predicted"][r["at"]], r["p_gold"][r["at"]]) for r in chosen]))
+    return "\n\n".join(md)
 
 
 def result_section(result, report_dir):

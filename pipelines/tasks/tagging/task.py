@@ -11,8 +11,9 @@ sets such as POS. Tags are written back in the input's scheme (BIO, IOB1 or BIOE
 A run folder holds everything needed to tag new text: `model.keras` (the tagger: word
 ids, plus char ids, in; tag potentials out; `predict` gives tag ids; loads with safe
 mode on), `words.txt`, `chars.txt`, `tags.txt` (one entry per line, the line number is
-the id) and `tagging.json` (input scheme, case settings). Raw text is split into words
-in Python (`TaggingPredictor`), so no raw-strings-in SavedModel is exported.
+the id) and `tagging.json` (input scheme, case settings), and `saved_model/`: a `serve`
+signature from raw strings to tokens and tags (see `elman.tasks.tagging.export`), so
+TensorFlow Serving can tag text with the same splitting and tags as `elman predict`.
 """
 
 import dataclasses
@@ -126,7 +127,13 @@ class TaggingTask(Task):
         return ctx.fitted.model  # token ids in: raw text is split in Python
 
     def export(self, ctx, model):
-        """No SavedModel: the tagger takes word (and char) ids, see the module docstring."""
+        """Writes saved_model/: a `serve` signature from raw strings to tokens and tags."""
+        from elman.core.runs import replace_folder
+        from elman.tasks.tagging.export import export_tagger
+
+        saved = replace_folder(ctx.run_dir / "saved_model",
+                               lambda tmp: export_tagger(model, ctx.state.vocab, tmp))
+        ctx.log(f"exported {ctx.run_dir / 'model.keras'} and {saved}")
 
     def score(self, ctx):
         from elman.tasks.tagging.model import predict_tag_ids
@@ -151,7 +158,7 @@ class TaggingTask(Task):
         data_md, data_info = tagging_report.data_summary(ctx.splits, vocab, state.counts,
                                                          coverage)
         summary = tagging_report.summary(ctx, vocab, model)
-        sections = tagging_report.sections(ctx, vocab, data_md)
+        sections = tagging_report.sections(ctx, vocab, data_md, model)
         metrics = {
             "results": {n: {"scores": r.scores, "per_class": r.per_class,
                             "labels": r.extra["labels"], "confusion": r.extra["confusion"],

@@ -145,6 +145,52 @@ def attention_section(translator, picks, source_ids, report_dir):
     return md
 
 
+def trace_section(translator, rows, beam, report_dir, split, count=3):
+    """The "Reading traces" section: each output token's probability under the model, for
+    the `count` worst translations (not exact first, then lowest sentence BLEU), traced in
+    one batch as `elman translate RUN --trace` traces them.
+
+    Args:
+        translator: the run's `Translator`.
+        rows: the split's example rows ("source", "reference", "sentence_bleu", "exact").
+        beam: int, the beam width the split was decoded with (0: greedy).
+        report_dir: Path, where the plot goes.
+        split: str, the split's name.
+        count: int, how many translations to trace. Default 3.
+    """
+    from elman.tasks.translation.trace import trace_texts
+
+    worst = sorted(rows, key=lambda r: (bool(r["exact"]), r["sentence_bleu"],
+                                        -len(r["source"]), r["index"]))[:count]
+    flag = f" --beam {beam}" if beam else ""
+    md = ["## Reading traces",
+          "Each output token's probability under the model, given the source and the tokens "
+          f"before it (one teacher-forced pass over the translation; the end token `{END}` "
+          f"is how sure it was to stop), for the worst {split} translations (not exact first, "
+          f"then lowest sentence BLEU). `elman translate RUN --trace{flag} \"text\"` prints "
+          "the same for any text (with the attention weights, when the model attends)."]
+    if not worst:
+        return "\n\n".join(md + [f"No {split} pairs to trace."])
+    traces = trace_texts(translator, [r["source"] for r in worst], beam)
+    panels = [{"title": f"{r['source'][:60]} → {t['translation'][:60]}  "
+                        f"(reference: {r['reference'][:60]})",
+               "tokens": [s["token"] for s in t["steps"]],
+               "series": {"p(token)": [s["probability"] for s in t["steps"]]}}
+              for r, t in zip(worst, traces)]
+    png = rep.plot_trace(panels, report_dir / "trace_worst.png",
+                         f"Worst translations ({split})", xlabel="output tokens")
+    md.append(f"![worst translation traces]({png})")
+    table = []
+    for r, t in zip(worst, traces):
+        low = min(t["steps"], key=lambda s: s["probability"]) if t["steps"] else None
+        table.append((r["source"][:120], r["reference"][:120], t["translation"][:120],
+                      f"{r['sentence_bleu']:.1f}", "-" if low is None else low["token"],
+                      "-" if low is None else low["probability"], t["log_probability"]))
+    md.append(rep.md_table(["source", "reference", "translation", "sentence BLEU",
+                            "least probable token", "its p", "log-probability (nats)"], table))
+    return "\n\n".join(md)
+
+
 def data_section(splits, stats):
     """The data table: pairs read, skipped, filtered and used, token statistics per side."""
     rows = []

@@ -18,7 +18,6 @@ the decoding settings), `source_vocabulary.txt`/`target_vocabulary.txt`,
 """
 
 import dataclasses
-import shutil
 import time
 from pathlib import Path
 
@@ -179,12 +178,9 @@ class TranslationTask(Task):
 
     def export(self, ctx, model):
         """Writes saved_model/: a `serve` signature from source strings to translations."""
-        saved = ctx.run_dir / "saved_model"
-        tmp = Path(str(saved) + ".tmp")
-        ctx.fitted.extra["translator"].export(tmp)
-        if saved.exists():
-            shutil.rmtree(saved)
-        tmp.rename(saved)
+        from elman.core.runs import replace_folder
+
+        saved = replace_folder(ctx.run_dir / "saved_model", ctx.fitted.extra["translator"].export)
         ctx.log(f"exported {ctx.run_dir / 'model.keras'} and {saved}")
 
     def _result(self, split_name, scores, rows, buckets, signature):
@@ -209,7 +205,8 @@ class TranslationTask(Task):
         return results
 
     def _sections(self, ctx, picked):
-        """Learning curves, per-split results, attention heatmaps and the data table."""
+        """Learning curves, per-split results, attention heatmaps, the worst translations'
+        reading traces and the data table."""
         cfg, main = ctx.cfg, ctx.main
         sections = [learning_curves_section(ctx.fitted.result.history, ctx.report_dir)]
         for r in ctx.results.values():
@@ -220,6 +217,9 @@ class TranslationTask(Task):
             sections.append("\n\n".join(translation_report.attention_section(
                 ctx.fitted.extra["translator"], picks, ctx.state.encoded[main.split][0],
                 ctx.report_dir)))
+        sections.append(translation_report.trace_section(
+            ctx.fitted.extra["translator"], main.examples, cfg.decoding.beam_width,
+            ctx.report_dir, main.split))
         sections.append(translation_report.data_section(ctx.splits, ctx.state.stats))
         return sections
 
