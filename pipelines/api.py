@@ -72,7 +72,21 @@ def data_settings(task, data=None, validation=None, test=None, text_column=None,
             if flag in task_class.refused_flags:
                 raise UserError(task_class.refused_flags[flag])
             out[flag] = True
+    _refuse_unused_flags(task, task_class, [
+        ("--text-column", text_key, text_column), ("--label-column", label_key, label_column),
+        ("--skip-bad-rows", "skip_bad_rows", skip_bad_rows),
+        ("--repair-bio", "repair_bio", repair_bio)])
     return out
+
+
+def _refuse_unused_flags(task, task_class, flags):
+    """Refuses a data flag given for a task whose data has no setting for it (the lm has
+    no label column): (flag, setting, value) each."""
+    known = {f.name for f in dataclasses.fields(task_class.config_class().data)}
+    for flag, key, value in flags:
+        if value and key not in known:
+            raise UserError(f"{flag} does not apply to the {task} task (its data has no "
+                            f"'{key}' setting)")
 
 
 #: the settings `--resume` may change: how long the run goes on, not what it is
@@ -250,6 +264,9 @@ def train(task, config=None, data=None, validation=None, test=None, out=None, ov
     if resume:
         if out is None:
             raise UserError("--resume needs --out RUN_DIR (the run folder to continue)")
+        if overwrite:
+            raise UserError("--resume continues the run in --out and --overwrite replaces "
+                            "it; give one of them")
         cfg = build_config(task, config, overrides, resume_dir=out, data=data,
                            validation=validation, test=test, **options)
     else:
@@ -303,8 +320,12 @@ def evaluate(run_dir, data=None, text_column=None, label_column=None, log=print)
     returns the `EvalResult` (`.scores`, `.per_class`, `.examples`)."""
     from elman import tasks
 
+    name = run_task_name(run_dir)
+    task = tasks.get(name)
+    text_key, label_key = type(task).column_settings
+    _refuse_unused_flags(name, type(task), [("--text-column", text_key, text_column),
+                                            ("--label-column", label_key, label_column)])
     quiet_tensorflow()
-    task = tasks.get(run_task_name(run_dir))
     return task.evaluate(run_dir, {"data": data, "text_column": text_column,
                                    "label_column": label_column}, log=log)
 

@@ -46,6 +46,10 @@ def _quiet_tensorflow():
 def cmd_train(args):
     from elman import api
 
+    for flag, value in (("--out", args.out), ("--reports", args.reports)):
+        if value is not None and not value.strip():  # an unset shell variable, say
+            raise UserError(f"{flag} is empty; give a folder (or leave {flag} out)")
+
     api.train(args.task, config=args.config, data=args.data, validation=args.validation,
               test=args.test, out=args.out, overrides=args.set, resume=args.resume,
               overwrite=args.overwrite,
@@ -124,6 +128,28 @@ def _print_predictions(predictor, predictions, fmt):
             print(_terminal_safe(predictor.format_text(prediction)))
 
 
+def _notice_truncated(results, numbers, what="text"):
+    """One `notice:` line on standard error per result whose text the model read only in
+    part ("truncated" set); `numbers` are the texts' numbers (lines of standard input)."""
+    for number, result in zip(numbers, results):
+        cut = (result or {}).get("truncated")
+        if cut:
+            print(f"notice: {what} {number} has {cut['tokens']} tokens; the model reads the "
+                  f"{cut.get('kept', 'first')} {cut['read']}", file=sys.stderr)
+
+
+def _show_predictions(predictor, predictions, fmt, from_stdin):
+    _notice_truncated(predictions, range(1, len(predictions) + 1),
+                      "line" if from_stdin else "text")
+    _print_predictions(predictor, predictions, fmt)
+
+
+def _show_traces(predictor, texts, traces, fmt, from_stdin):
+    numbers = [i for i, text in enumerate(texts, start=1) if text.strip()]
+    _notice_truncated(traces, numbers, "line" if from_stdin else "text")
+    _print_traces(predictor, traces, fmt)
+
+
 def _print_traces(predictor, traces, fmt):
     if fmt == "conll":
         raise UserError("--trace prints a table (--format text) or JSON (--format json)")
@@ -141,10 +167,11 @@ def cmd_predict(args):
     texts = _read_inputs(args.texts)
     predictor = api.load(args.run)
     if args.trace:
-        _print_traces(predictor, predictor.trace([t for t in texts if t.strip()]), args.format)
+        _show_traces(predictor, texts, predictor.trace([t for t in texts if t.strip()]),
+                     args.format, not args.texts)
     else:
-        _print_predictions(predictor, _predict_lines(predictor.predict, texts,
-                                                     not args.texts), args.format)
+        _show_predictions(predictor, _predict_lines(predictor.predict, texts, not args.texts),
+                          args.format, not args.texts)
     return 0
 
 
@@ -157,12 +184,13 @@ def cmd_translate(args):
     texts = _read_inputs(args.texts)
     predictor = api.load(args.run)
     if args.trace:
-        _print_traces(predictor, predictor.trace([t for t in texts if t.strip()],
-                                                 beam=args.beam), args.format)
+        _show_traces(predictor, texts, predictor.trace([t for t in texts if t.strip()],
+                                                       beam=args.beam), args.format,
+                     not args.texts)
     else:
-        _print_predictions(predictor, _predict_lines(
+        _show_predictions(predictor, _predict_lines(
             lambda batch: predictor.predict(batch, beam=args.beam), texts, not args.texts),
-            args.format)
+            args.format, not args.texts)
     return 0
 
 
@@ -185,14 +213,14 @@ def cmd_generate(args):
             print(f"note: {len(result['unknown'])} prefix token(s) not in the vocabulary, "
                   "read as [UNK]: " + " ".join(repr(t) for t in result["unknown"][:10]),
                   file=sys.stderr)
-        print(result["text"])
+        print(_terminal_safe(result["text"]))
     return 0
 
 
 def cmd_textbook(args):
     from elman.core.runs import check_writable
 
-    if args.out:
+    if args.out is not None:
         check_writable(args.out, "--out")
     _check_bounds(("--length", args.length, 2, 10_000), ("--units", args.units, 1, 4_096))
     _quiet_tensorflow()
@@ -218,6 +246,13 @@ def cmd_distributed(args):
     from elman.core import distributed
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    _check_bounds(("--workers", args.workers, 1, 64))
+    if not 0 < args.deadline < float("inf"):
+        raise UserError(f"--deadline must be a positive number of seconds; got {args.deadline:g}")
+    if args.logs:
+        from elman.core.runs import check_writable
+
+        check_writable(args.logs, "--logs")
     return distributed.run_launcher(command, args.workers, args.deadline, args.logs)
 
 
@@ -229,6 +264,7 @@ def cmd_demo(args):
 
 
 def cmd_serve(args):
+    _check_bounds(("--port", args.port, 0, 65_535))
     _quiet_tensorflow()
     import os
 
@@ -416,8 +452,9 @@ def main(argv=None):
             parser.error("unrecognized arguments: " + " ".join(extra))
     try:
         return args.func(args) or 0
-    except UserError as err:
-        print(f"elman: error: {err}", file=sys.stderr)
+    except UserError as err:  # one line, whatever a path or a value in it holds
+        message = _terminal_safe(str(err)).replace("\n", "\\n")
+        print(f"elman: error: {message}", file=sys.stderr)
         return 2
     except OSError as err:
         if err.errno not in _NO_SPACE:

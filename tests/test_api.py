@@ -41,6 +41,26 @@ def test_cli_and_api_give_identical_predictions(tiny_run, capsys):
     assert [p["text"] for p in api_out] == texts
 
 
+def test_a_text_longer_than_the_model_reads_is_marked_and_noticed(tiny_run, capsys):
+    long_text = " ".join(["great"] * 250)  # the tokenizer reads 200 tokens (the default)
+    texts = ["the food was great", long_text]
+    api_out = elman.load(tiny_run.path).predict(texts)
+    assert api_out[0]["truncated"] is None
+    assert api_out[1]["truncated"] == {"tokens": 250, "read": 200, "kept": "first"}
+    capsys.readouterr()
+    assert cli.main(["predict", str(tiny_run.path), "--format", "json", *texts]) == 0
+    out, err = capsys.readouterr()
+    assert [json.loads(line) for line in out.splitlines()] == api_out
+    assert err.splitlines() == ["notice: text 2 has 250 tokens; the model reads the first 200"]
+    assert cli.main(["predict", str(tiny_run.path), *texts]) == 0
+    out, err = capsys.readouterr()
+    assert "notice" not in out and len(out.splitlines()) == 2  # stdout: the answers alone
+    assert cli.main(["predict", str(tiny_run.path), "--trace", "--format", "json",
+                     long_text]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["truncated"]["read"] == 200 and "text 1 has 250 tokens" in err
+
+
 def test_evaluate_matches_the_cli(tiny_run, capsys):
     result = elman.evaluate(tiny_run.path)
     capsys.readouterr()
@@ -93,6 +113,12 @@ def test_cli_and_api_agree_for_every_task(task, tmp_path, capsys):
     assert cli.main(["predict", str(run.path), "--format", "json", *TEXTS[task]]) == 0
     cli_out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert cli_out == api_out and len(api_out) == len(TEXTS[task])
+    assert all(p["truncated"] is None for p in api_out)
+    # tagging and language models read any length; a translation source is cut at
+    # source_tokenizer.max_length (100 by default)
+    cut = predictor.predict([" ".join(["the cat"] * 60)])[0]["truncated"]
+    assert cut == ({"tokens": 120, "read": 100, "kept": "first"} if task == "translation"
+                   else None)
     main = run.metrics["main_metric"]
     assert run.metrics["split"] == "test"  # every toy preset has a test file
     assert elman.evaluate(run.path).scores[main] == pytest.approx(run.scores[main], rel=1e-6)

@@ -75,6 +75,22 @@ FILES = {  # name → (file name, content, is bytes); `{dir}` is the case's fold
     "lm-empty": _text("e.txt", ""),
     "lm-latin1": _text("l.txt", b"the cat\nna\xefve\n", True),
     "a-file": _text("plain-file", "x"),
+    # label columns that cannot be a classifier's labels (issue 15)
+    "all-distinct": _text("ad.tsv", "text\tlabel\n" + "".join(
+        f"review {i} of the film\tr{i:04d}\n" for i in range(30))),
+    "label-is-text": _text("lt.csv", "text,label\n" + "".join(
+        f"{'pos' if i % 2 else 'neg'},this is review number {i}\n" for i in range(30))),
+    "id-column": _text("id.csv", "id,text,label\n" + "".join(
+        f"{i},review {i},{'pos' if i % 2 else 'neg'}\n" for i in range(30))),
+    "mostly-unique": _text("mu.csv", "text,label\n" + "".join(
+        f"review {i},{'pos' if i < 5 else 'neg' if i < 10 else f'x{i}'}\n"
+        for i in range(30))),
+    "score-labels": _text("sc.csv", "text,label\n" + "".join(
+        f"review {i},{i / 37:.4f}\n" for i in range(1, 31))),
+    "unlabelled-lines": _text("ul.txt", "".join(f"word{i} and the rest of line {i}\n"
+                                                for i in range(30))),
+    "tabs-in-csv": _text("tb.csv", "text\tlabel\ngood\tpos\nbad\tneg\n"),
+    "semicolons": _text("sm.csv", "text;label\ngood;pos\nbad;neg\n"),
 }
 
 
@@ -142,6 +158,25 @@ TRAIN = [  # (id, task, arguments with {name} for files, needles in the message)
     ("jsonl-number-text", "sentiment", ["--data", "{jsonl-number-text}"], [":2", "not a string"]),
     ("jsonl-list-label", "sentiment", ["--data", "{jsonl-list-label}"], [":2", "single value"]),
     ("lines-no-label", "sentiment", ["--data", "{lines-no-label}"], ["ll.txt:2"]),
+    ("data-all-distinct-labels", "sentiment", ["--data", "{all-distinct}"],
+     ["ad.tsv:", "every label occurs once: 30 distinct labels in 30 rows", "'label'",
+      "--label-column"]),
+    ("data-all-distinct-with-validation", "sentiment",
+     ["--data", "{all-distinct}", "--validation", "{train}"], ["every label occurs once"]),
+    ("data-label-is-text", "sentiment", ["--data", "{label-is-text}"],
+     ["lt.csv:", "every label occurs once", "read like text"]),
+    ("data-id-as-label", "sentiment", ["--data", "{id-column}", "--label-column", "id"],
+     ["id.csv:", "look like ids", "is 'id' the label column"]),
+    ("data-mostly-unique-labels", "sentiment", ["--data", "{mostly-unique}"],
+     ["mu.csv:", "20 of 30 rows have a label no other row has"]),
+    ("data-score-labels", "sentiment", ["--data", "{score-labels}"],
+     ["sc.csv:2", "fractional", "30 distinct numbers", "bin them"]),
+    ("data-unlabelled-lines", "sentiment", ["--data", "{unlabelled-lines}"],
+     ["ul.txt:", "first word is the label"]),
+    ("data-tabs-in-csv", "sentiment", ["--data", "{tabs-in-csv}"],
+     ["tb.csv:1", "holds tabs", "data.format=tsv"]),
+    ("data-semicolons", "sentiment", ["--data", "{semicolons}"],
+     ["sm.csv:1", "holds semicolons"]),
     ("bad-parquet", "sentiment", ["--data", "{bad-parquet}"], ["p.parquet"]),
     ("unseen-test-label", "sentiment", ["--data", "{train}", "--test", "{odd-test}"],
      ["odd.csv:3", "never appears"]),
@@ -173,6 +208,13 @@ TRAIN = [  # (id, task, arguments with {name} for files, needles in the message)
     ("reports-is-a-file", "sentiment", ["--data", "{train}", "--reports", "{a-file}"],
      ["is a file"]),
     ("resume-without-out", "sentiment", ["--resume"], ["--resume needs --out"]),
+    ("out-empty", "sentiment", ["--data", "{train}", "--out", ""], ["--out is empty"]),
+    ("newline-in-data-path", "sentiment", ["--data", "{dir}/a\nb.csv"],
+     ["a\\nb.csv: file not found"]),
+    ("lm-label-column", "lm", ["--label-column", "tag"],
+     ["--label-column does not apply to the lm task"]),
+    ("translation-text-column", "translation", ["--text-column", "en"],
+     ["--text-column does not apply to the translation task"]),
     ("resume-empty-folder", "sentiment", ["--resume", "--out", "{dir}"], ["nothing to resume"]),
 ]
 
@@ -235,6 +277,18 @@ RUN_CASES = [  # (id, arguments with {run} and {copy}, needles)
     ("diagnose-length-one", ["diagnose", "gradients", "--out", "{tmp}/d", "--length", "1"],
      ["length"]),
     ("textbook-out-is-file", ["textbook", "--out", "{file}"], ["is a file"]),
+    ("textbook-out-empty", ["textbook", "--out", ""], ["--out is empty"]),
+    ("diagnose-out-empty", ["diagnose", "gradients", "--out", ""], ["--out is empty"]),
+    ("bench-out-empty", ["bench", "--quick", "--out", ""], ["--out is empty"]),
+    ("bench-out-is-file", ["bench", "--quick", "--out", "{file}"], ["is a file"]),
+    ("resume-and-overwrite", ["train", "sentiment", "--out", "{run}", "--resume",
+                              "--overwrite"], ["give one of them"]),
+    ("evaluate-test-file-gone", ["evaluate", "{copy}"], ["test file is gone", "--data"]),
+    ("serve-port-out-of-range", ["serve", "{run}", "--port", "70000"], ["--port"]),
+    ("distributed-no-workers", ["distributed", "--workers", "0", "--", "elman"],
+     ["--workers"]),
+    ("distributed-logs-unwritable", ["distributed", "--logs", "{file}/logs", "--", "elman"],
+     ["--logs", "is a file"]),
 ]
 
 DAMAGE = {
@@ -242,6 +296,8 @@ DAMAGE = {
         (run / "model.keras").read_bytes()[:1000]),
     "damaged-run-json": lambda run: (run / "run.json").write_text("{\"task\": ", "utf-8"),
     "unfinished-run": lambda run: (run / "run.json").unlink(),
+    "evaluate-test-file-gone": lambda run: (run / "config.json").write_text(
+        (run / "config.json").read_text("utf-8").replace("train.csv", "moved.csv"), "utf-8"),
 }
 
 

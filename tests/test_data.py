@@ -93,6 +93,24 @@ def test_carved_validation_is_stratified_seeded_and_disjoint(tmp_path):
     assert len(data.texts(one["train"])) + len(data.texts(one["validation"])) == 40
 
 
+def test_label_columns_that_cannot_be_labels_are_refused_and_others_kept(tmp_path):
+    def load(rows):
+        path = tmp_path / "l.csv"
+        path.write_text("text,label\n" + "".join(f"t{i},{label}\n"
+                                                 for i, label in enumerate(rows)), "utf-8")
+        return data.load_classification_splits(DataConfig(train=str(path)), seed=0)
+
+    with pytest.raises(UserError, match="every label occurs once: 3 distinct labels in 3"):
+        load(["a", "b", "c"])
+    with pytest.raises(UserError, match="label '0.5000' is a fractional number") as info:
+        load([f"{i / 2:.4f}" for i in range(1, 25)])
+    assert info.value.line == 2
+    # kept: ten classes of three rows, half-point ratings, 1.0-style integer classes
+    assert len(load([f"c{i % 10}" for i in range(30)])["train"]) > 0
+    assert len(load([str(1 + (i % 9) / 2) for i in range(36)])["train"]) > 0
+    assert len(load([f"{i % 12}.0" for i in range(36)])["train"]) > 0
+
+
 def test_label_unseen_in_train_is_an_error(tmp_path):
     (tmp_path / "tr.csv").write_text("text,label\na,pos\nb,neg\n", encoding="utf-8")
     (tmp_path / "te.csv").write_text("text,label\nc,pos\nd,neutral\n", encoding="utf-8")

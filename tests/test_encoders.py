@@ -79,6 +79,7 @@ def test_recurrent_dropout_masks_the_state_only_while_training(cell):
         RecurrentEncoder(recurrent_dropout=1.0)
 
 
+@pytest.mark.slow
 def test_many_bidirectional_encoders_load_back(tmp_path):
     """Keras matches serialized objects by `id()` while it loads a model; a dropped
     Bidirectional source layer whose id came back made it hand the forward copy back as

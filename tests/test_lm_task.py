@@ -162,6 +162,7 @@ def test_cli_train_generate_evaluate(tmp_path, tiny_text):
     assert metrics["results"]["test"]["perplexity"] == pytest.approx(math.exp(nats), rel=1e-4)
 
 
+@pytest.mark.slow
 def test_resume_after_a_completed_epoch_equals_a_straight_run(tmp_path, tiny_text):
     import keras
 

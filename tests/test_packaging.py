@@ -78,6 +78,7 @@ def test_the_wheel_holds_only_the_elman_package(installed):
     assert "elman/models/crf.py" in names and "elman/configs/sentiment.toml" in names
 
 
+@pytest.mark.slow
 def test_installed_api_trains_and_predicts_outside_the_source_tree(installed, tiny_sentiment):
     import json
 

@@ -118,4 +118,8 @@ def test_quick_bench_writes_bench_json(tmp_path):
     assert set(result["tasks"]) == {"tagging", "translation", "lm"}
     assert [r["data"] for r in result["sentiment"]] == ["toy-en"]
     assert result["sentiment"][0]["predict_sentences_per_s"] > 0
+    trace = result["trace"]["default"]  # issue 18: at most one extra pass per text
+    assert 0 < trace["trace_forward_passes"] <= trace["texts"]
+    assert trace["trace_sentences_per_s"] > 0 and trace["predict_sentences_per_s"] > 0
     assert "[1] speedup" in done.stdout and "bench.json" in done.stdout
+    assert "[7] sentiment trace vs plain prediction (default)" in done.stdout

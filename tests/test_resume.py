@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import numpy as np
 
 from tests.conftest import ROOT
@@ -41,6 +42,7 @@ def command(tiny, out, reports, resume=False):
                 ["--resume"] if resume else [])
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_identical_weights(tmp_path, tiny_sentiment):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CI="1")
     straight = tmp_path / "straight"

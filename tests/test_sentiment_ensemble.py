@@ -4,6 +4,7 @@ import csv
 import json
 import shutil
 
+import pytest
 import keras
 import numpy as np
 import tensorflow as tf
@@ -29,6 +30,7 @@ def _member(run, k):
     return model
 
 
+@pytest.mark.slow
 def test_ensemble_averages_its_members_and_resumes_a_missing_member(tmp_path, tiny_sentiment):
     single = _train(tmp_path, tiny_sentiment, "single")
     run = _train(tmp_path, tiny_sentiment, "ensemble", "--set", "ensemble=2")

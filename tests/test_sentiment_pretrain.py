@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 import keras
 import numpy as np
 import tensorflow as tf
@@ -59,6 +60,7 @@ def test_the_classifier_starts_from_the_pretrained_embedding_and_encoder(tmp_pat
     assert "## Pretraining" in report and "hidden words" in report
 
 
+@pytest.mark.slow
 def test_a_time_budget_inside_pretraining_resumes_to_the_uninterrupted_result(
         tmp_path, tiny_sentiment, capsys):
     whole = _train(tmp_path, tiny_sentiment, "whole")
@@ -86,6 +88,7 @@ def test_pretraining_with_char_features_is_refused(tmp_path, tiny_sentiment, cap
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_extra_unlabelled_texts_are_pretrained_on_and_recorded(tmp_path, tiny_sentiment):
     import hashlib
 

@@ -78,7 +78,8 @@ print(json.dumps(rows, ensure_ascii=False))
 """
 
 
-@pytest.mark.parametrize("chars,scheme", [("lstm", "BIOES"), ("none", "BIO")])
+@pytest.mark.parametrize("chars,scheme", [
+    ("lstm", "BIOES"), pytest.param("none", "BIO", marks=pytest.mark.slow)])
 def test_the_saved_model_tags_raw_text_like_elman_predict(tmp_path, capsys, chars, scheme):
     data = {name: write_conll(tmp_path / f"{name}.conll", make_sentences(n, seed), scheme)
             for name, n, seed in (("train", 40, 1), ("validation", 10, 2))}

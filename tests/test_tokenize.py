@@ -56,6 +56,16 @@ def test_truncation_is_counted():
     assert stats.oov_tokens == 2 and stats.oov_rate == pytest.approx(2 / 5)
 
 
+def test_truncation_info_says_which_texts_are_cut_and_what_is_read():
+    post = TextTokenizer(vocabulary=["a"], level="word", max_length=2)
+    pre = TextTokenizer(vocabulary=["a"], level="word", max_length=2, truncation="pre")
+    texts = ["a a a a", "a", "b b", "x, y"]  # 4, 1, 2 and 3 tokens (the comma is one)
+    assert post.truncation_info(texts) == [{"tokens": 4, "read": 2, "kept": "first"}, None,
+                                           None, {"tokens": 3, "read": 2, "kept": "first"}]
+    assert pre.truncation_info(texts)[0] == {"tokens": 4, "read": 2, "kept": "last"}
+    assert post.truncation_info([]) == []
+
+
 def test_vocabulary_is_fitted_on_given_texts_only_and_ordered_deterministically():
     cfg = TokenizerConfig(level="word", max_tokens=5, min_count=1)
     tok = fit_vocabulary(cfg, ["b a", "c b", "a d", "b"])

@@ -95,6 +95,40 @@ def test_train_writes_report_and_metrics_match_sacrebleu(trained):
     assert scores["exact_match"] == sum(h == g for h, g in zip(hyps, gold)) / len(gold)
 
 
+def test_report_traces_the_worst_translations(trained):
+    """The "Reading traces" section: its plot exists, its rows are the worst pairs of the
+    main split, and its numbers are what `predictor.trace` gives for those sources."""
+    from elman.core import runs
+    from elman.tasks.translation.predictor import TranslationPredictor
+    from tests.report_sections import section_tables
+
+    report = trained["report"]
+    rows, images = section_tables((report / "report.md").read_text(encoding="utf-8"),
+                                  "Reading traces")
+    assert images == ["trace_worst.png"] and (report / "trace_worst.png").stat().st_size > 0
+    predictions = read_predictions(report / "predictions.tsv")
+    assert len(rows) == min(3, len(predictions))
+
+    def rank(r):
+        return (r["exact"] == "True", round(float(r["sentence_bleu"]), 4))
+
+    traced = {r[0] for r in rows}
+    worst = max(rank(p) for p in predictions if p["source"] in traced)
+    assert all(rank(p) >= worst for p in predictions if p["source"] not in traced)
+    beam = runs.read_config(trained["run"], "translation").decoding.beam_width
+    traces = TranslationPredictor(trained["run"]).trace([r[0] for r in rows], beam)
+    by_source = {p["source"]: p for p in predictions}
+    for row, trace in zip(rows, traces):
+        source, reference, translation, _, token, p, log_p = row
+        assert (reference, translation) == (by_source[source]["reference"],
+                                            by_source[source]["hypothesis"])
+        assert translation == trace["translation"]
+        low = min(trace["steps"], key=lambda s: s["probability"])
+        assert token == low["token"]
+        assert float(p) == pytest.approx(low["probability"], abs=1e-4)
+        assert float(log_p) == pytest.approx(trace["log_probability"], abs=1e-4)
+
+
 def test_translate_args_stdin_beam_and_evaluate(trained, capsys):
     run = trained["run"]
     texts = ["i like tea", "she buys fish", "you like books"]
@@ -122,6 +156,22 @@ def test_translate_args_stdin_beam_and_evaluate(trained, capsys):
     scores = json.loads(out)  # --json: stdout is the JSON alone
     for key in ("bleu", "chrf", "exact_match", "length_ratio", "pairs"):
         assert scores[key] == pytest.approx(metrics["scores"][key], abs=1e-9), key
+
+
+def test_a_source_longer_than_the_encoder_reads_is_marked_and_noticed(trained):
+    import elman
+
+    long_source = " ".join(["i like tea"] * 40)  # 120 tokens; the encoder reads 100
+    predictions = elman.load(trained["run"]).predict(["she buys fish", long_source])
+    assert predictions[0]["truncated"] is None
+    assert predictions[1]["truncated"] == {"tokens": 120, "read": 100, "kept": "first"}
+    result = run_elman(["translate", trained["run"], "--format", "json"],
+                       stdin=f"she buys fish\n\n{long_source}\n")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert [json.loads(line) for line in result.stdout.splitlines()] == \
+        [predictions[0], None, predictions[1]]
+    notices = [line for line in result.stderr.splitlines() if line.startswith("notice:")]
+    assert notices == ["notice: line 3 has 120 tokens; the model reads the first 100"]
 
 
 FRESH_LOAD = r"""

@@ -101,6 +101,9 @@ def table(result):
         rows.append((f"[5] sentiment {row['data']}: prediction sentences/s",
                      _fmt(row["predict_sentences_per_s"]) +
                      f"  ({row['predict_sentences']} raw sentences, batch 256)"))
+    from elman.bench.trace import table_rows as trace_rows
+
+    rows.extend(trace_rows(result.get("trace", {})))
     for name, reason in result.get("skipped", {}).items():
         rows.append((f"skipped: {name}", reason))
     width = max(len(r[0]) for r in rows)

@@ -189,6 +189,10 @@ def _bench_data(quick, result, log):
 
 def run_bench(args):
     """`elman bench [--quick] [--gpu] [--out DIR]`; returns the exit code."""
+    if getattr(args, "out", None) is not None:
+        from elman.core.runs import check_writable
+
+        check_writable(args.out, "--out")  # before any work: a file there, or no access
     if getattr(args, "gpu", False):
         from elman.bench import gpu_check
 
@@ -229,6 +233,10 @@ def run_bench(args):
     elif not quick:
         result["skipped"]["sentiment sst2 rows"] = "../shared/data/sst2 not found"
     result["sentiment"] = rows
+    from elman.bench.trace import trace_vs_predict  # issue 18: the trace's cost
+
+    log("[7] reading trace vs plain prediction ...")
+    result["trace"] = trace_vs_predict(quick=quick, log=log)
     if not quick:  # issue 14: `elman serve` under load, batching on vs off, side by side
         from elman.bench import load as load_bench
 

@@ -108,13 +108,26 @@ class _Rows:
         self.examples.append(Example(str(text).strip(), str(label).strip(), f"{self.path}:{line}"))
 
 
+def _separator_hint(available):
+    """When the header reads as one column holding another separator: what it is."""
+    if len(available) != 1:
+        return ""
+    for mark, name, fix in (("\t", "tabs", "name it .tsv or set data.format=tsv"),
+                            (",", "commas", "name it .csv or set data.format=csv"),
+                            (";", "semicolons", "save it with commas (CSV) or tabs (TSV)")):
+        if mark in str(available[0]):
+            return f"; the header is one column that holds {name}: {fix}"
+    return ""
+
+
 def _check_columns(path, available, text_column, label_column):
     for role, column in (("text", text_column), ("label", label_column)):
         if column not in available:
+            hint = _separator_hint(available) or f" (choose one with --{role}-column)"
             raise UserError(
                 f"unknown {role} column '{column}'; the file has columns: "
-                + ", ".join(map(str, available))
-                + f" (choose one with --{role}-column)",
+                + ", ".join(repr(c) if len(available) == 1 else str(c) for c in available)
+                + hint,
                 path=path,
                 line=1,
             )
@@ -299,7 +312,7 @@ def load_hub_splits(name, config, splits, text_column, label_column):
 def _check_label_kinds(split):
     """Refuses labels that mix numbers and words (`1` among `positive`/`negative`): the
     odd ones out would silently train as extra classes."""
-    numeric = [e for e in split.items if e.label.lstrip("+-").replace(".", "", 1).isdigit()]
+    numeric = [e for e in split.items if _is_number(e.label)]
     if numeric and len(numeric) < len(split.items):
         words = [e for e in split.items if e not in numeric]
         odd = numeric if len(numeric) <= len(words) else words
@@ -310,6 +323,53 @@ def _check_label_kinds(split):
             f"{'words' if odd is numeric else 'numbers'} ({len(odd)} such rows; labels seen: "
             f"{', '.join(sorted({e.label for e in split.items})[:8])}); use one kind of label",
             path=path, line=int(line) if line.isdigit() else None)
+
+
+def _is_number(label):
+    return label.lstrip("+-").replace(".", "", 1).isdigit()
+
+
+def _label_column_hint(data, values):
+    """What the label values look like and how to choose another label column."""
+    fmt = "hub" if data.train.startswith("hub:") else detect_format(data.train, data.format)
+    words = sorted(len(v.split()) for v in values)
+    looks = ("; its values read like text" if words[len(words) // 2] >= 3 else
+             "; its values look like ids or numbers" if all(map(_is_number, values)) else "")
+    if fmt == "labeled-lines":
+        return looks + ("; in '<label> <text>' lines the first word is the label: is this "
+                        "a file of labelled lines?")
+    return looks + (f"; is '{data.label_column}' the label column? choose another with "
+                    "--label-column")
+
+
+def _check_label_column(split, data):
+    """Refuses a label column that cannot be a classifier's labels: fractional scores,
+    or (nearly) every row a label of its own (an id or the text in the label column)."""
+    values = [e.label for e in split.items]
+    counts = {}
+    for label in values:
+        counts[label] = counts.get(label, 0) + 1
+    n, distinct = len(values), len(counts)
+    fractional = [e for e in split.items if _is_number(e.label) and "." in e.label
+                  and float(e.label) != int(float(e.label))]
+    if distinct > 10 and fractional and all(map(_is_number, counts)):
+        path, _, line = fractional[0].where.rpartition(":")
+        low, high = min(map(float, counts)), max(map(float, counts))
+        raise UserError(
+            f"label '{fractional[0].label}' is a fractional number: column "
+            f"'{data.label_column}' holds {distinct} distinct numbers from {low:g} to "
+            f"{high:g}, scores rather than classes; bin them into a few classes first",
+            path=path, line=int(line) if line.isdigit() else None)
+    singles = sum(1 for c in counts.values() if c == 1)
+    if not ((n >= 3 and distinct == n) or (n >= 20 and singles * 2 > n)):
+        return
+    once = [v for v, c in counts.items() if c == 1]
+    shown = ", ".join(repr(v if len(v) <= 30 else v[:27] + "...") for v in once[:3])
+    what = (f"every label occurs once: {n} distinct labels in {n} rows" if distinct == n else
+            f"{singles} of {n} rows have a label no other row has ({distinct} distinct "
+            f"labels in {n} rows)")
+    raise UserError(f"{what}, e.g. {shown}; a classifier needs several examples of each "
+                    f"label{_label_column_hint(data, list(counts))}", path=split.source)
 
 
 def load_classification_splits(data, seed):
@@ -336,10 +396,11 @@ def load_classification_splits(data, seed):
         if path:
             splits[name] = read_labeled_file(path, data.format, data.text_column,
                                              data.label_column, data.skip_bad_rows, name)
+    _check_label_column(splits["train"], data)  # before carving: its message is the cause
+    _check_label_kinds(splits["train"])
     if "validation" not in splits:
         splits["train"], splits["validation"] = carve(
             splits["train"], data.validation_fraction, seed, stratify=lambda e: e.label)
-    _check_label_kinds(splits["train"])
     known = set(labels(splits["train"]))
     for name in ("validation", "test"):
         if name in splits:

@@ -32,6 +32,8 @@ def check_writable(path, flag):
     place or on its way, or a folder this user may not write to."""
     import tempfile
 
+    if not str(path).strip():
+        raise UserError(f"{flag} is empty; expected a folder path")
     path = Path(path)
     probe = path
     while not probe.exists():

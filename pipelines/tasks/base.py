@@ -93,9 +93,11 @@ class Predictor:
     """A saved run: raw text in, structured results out (JSON-ready dicts).
 
     Subclasses set `task` and implement `predict`; `format_text` gives the line
-    `elman predict` prints for one result. `trace` (the reading trace, for `elman
-    predict --trace` and servers) and `format_trace` are optional: by default a task
-    has no trace.
+    `elman predict` prints for one result. Every prediction dict holds "truncated":
+    None when the model read the whole text, else {"tokens": N, "read": M, "kept":
+    "first" or "last"} (the CLI prints a notice on standard error for each such text).
+    `trace` (the reading trace, for `elman predict --trace` and servers) and
+    `format_trace` are optional: by default a task has no trace.
 
     Args:
         run_dir: str or Path, the run folder `elman train` wrote.
@@ -248,6 +250,10 @@ class Task:
         path = overrides.get("data") or cfg.data.test or cfg.data.validation
         if not path:
             raise UserError(f"give {what} to evaluate on with --data FILE")
+        if not overrides.get("data") and not str(path).startswith("hub:") \
+                and not Path(path).exists():  # moved or deleted since the run trained
+            raise UserError(f"the run's {'test' if path == cfg.data.test else 'validation'} "
+                            f"file is gone; give {what} with --data FILE", path=path)
         return path
 
     def benchmark(self, quick=False, log=print):

@@ -109,6 +109,20 @@ class TextTokenizer(keras.layers.Layer):
         keep = tf.ragged.range(start, lengths)
         return tf.gather(tokens, keep, batch_dims=1)
 
+    def truncation_info(self, texts):
+        """What truncation does to each text: None when it is read whole, else {"tokens":
+        tokens in the text, "read": tokens kept (`max_length`), "kept": "first" or "last"}.
+
+        Args:
+            texts: list of str.
+        """
+        if not texts:
+            return []
+        lengths = self.split(tf.constant(list(texts), tf.string)).row_lengths().numpy()
+        kept = "first" if self.truncation == "post" else "last"
+        return [None if n <= self.max_length else
+                {"tokens": int(n), "read": self.max_length, "kept": kept} for n in lengths]
+
     def ragged_ids(self, texts):
         """Returns the truncated ids as a ragged int64 [batch, tokens] tensor."""
         tokens = self.truncate(self.split(texts))

@@ -53,7 +53,10 @@ class LMPredictor(Predictor):
         return [(self.vocabulary[j], float(probs[j])) for j in best]
 
     def predict(self, texts, top=5):
-        """One {"text", "next": [{"token", "probability"}, ...]} dict per text.
+        """One {"text", "next": [{"token", "probability"}, ...], "truncated"} dict per text.
+
+        "truncated" is always None: the model reads the whole text, however long (its
+        recurrent state carries it; there is no context window).
 
         Args:
             texts: list of str, texts to continue (not empty).
@@ -63,8 +66,8 @@ class LMPredictor(Predictor):
             if not text.strip():
                 raise UserError(f"text {i} is empty; expected some text to continue")
         return [{"text": text, "next": [{"token": t, "probability": round(p, 6)}
-                                        for t, p in self.next_tokens(text, top)]}
-                for text in texts]
+                                        for t, p in self.next_tokens(text, top)],
+                 "truncated": None} for text in texts]
 
     def trace(self, texts, top=5):
         """Each token's surprisal (bits) and the tokens the model expected there.

@@ -13,7 +13,7 @@ class SentimentPredictor(Predictor):
 
     Example:
         >>> SentimentPredictor("runs/sentiment/demo").predict(["a fine film"])
-        [{'text': 'a fine film', 'label': 'pos', 'probabilities': {...}}]
+        [{'text': 'a fine film', 'label': 'pos', 'probabilities': {...}, 'truncated': None}]
     """
 
     task = "sentiment"
@@ -34,13 +34,25 @@ class SentimentPredictor(Predictor):
         return np.asarray(self.model.predict(tf.constant(list(texts)), verbose=0,
                                              batch_size=256))
 
+    def truncation(self, texts):
+        """Per text, None when the model reads all of it, else {"tokens", "read", "kept"}:
+        the text's token count, how many the model reads (`tokenizer.max_length`) and
+        whether those are the "first" or the "last" ones (`tokenizer.truncation`)."""
+        return self.model.get_layer("tokenizer").truncation_info(list(texts))
+
     def predict(self, texts):
-        """One {"text", "label", "probabilities"} dict per text."""
+        """One {"text", "label", "probabilities", "truncated"} dict per text.
+
+        "truncated" is None when the model read the whole text; for a text longer than
+        the run's `tokenizer.max_length` tokens it is {"tokens": N, "read": M, "kept":
+        "first" or "last"} (the label is the model's reading of those M tokens only).
+        """
         out = []
-        for text, row in zip(texts, self.probabilities(texts)):
+        for text, row, cut in zip(texts, self.probabilities(texts), self.truncation(texts)):
             out.append({"text": text, "label": self.labels[int(row.argmax())],
                         "probabilities": {label: round(float(p), 6)
-                                          for label, p in zip(self.labels, row)}})
+                                          for label, p in zip(self.labels, row)},
+                        "truncated": cut})
         return out
 
     def format_text(self, prediction):
@@ -68,9 +80,12 @@ class SentimentPredictor(Predictor):
         Returns:
             One dict per text: "text", "tokens", "labels", "steps" (one {"token", "oov",
             "label", "probabilities"} per token read), the final "label" and
-            "probabilities", and "bidirectional".
+            "probabilities", "bidirectional", and "truncated" (as in `predict`).
         """
-        return self.tracer.trace(list(texts))
+        traces = self.tracer.trace(list(texts))
+        for trace, cut in zip(traces, self.truncation(texts)):
+            trace["truncated"] = cut
+        return traces
 
     def format_trace(self, trace):
         """The token-by-token table: each class's probability after each token, a bar

@@ -24,7 +24,7 @@ class TaggingPredictor(Predictor):
     Example:
         >>> TaggingPredictor("runs/tagging/demo").predict(["Mary visited Paris"])
         [{'text': 'Mary visited Paris', 'tokens': ['Mary', 'visited', 'Paris'],
-          'tags': ['B-PER', 'O', 'B-LOC'], 'entities': [...]}]
+          'tags': ['B-PER', 'O', 'B-LOC'], 'entities': [...], 'truncated': None}]
     """
 
     task = "tagging"
@@ -66,7 +66,11 @@ class TaggingPredictor(Predictor):
         return token_lists
 
     def predict(self, texts):
-        """One {"text", "tokens", "tags" (the input's scheme), "entities"} dict per text.
+        """One {"text", "tokens", "tags" (the input's scheme), "entities", "truncated"}
+        dict per text.
+
+        "truncated" is always None: every word of a text is tagged, however long (only a
+        word's char features stop at its first `max_word_length` chars; it keeps its tag).
 
         Args:
             texts: list of str, raw texts (split with `split_raw_text`).
@@ -77,7 +81,7 @@ class TaggingPredictor(Predictor):
             out.append({"text": text, "tokens": tokens,
                         "tags": to_output(tags, self.vocab.scheme),
                         "entities": entities_of(tokens, tags, text) if self.vocab.entity
-                        else []})
+                        else [], "truncated": None})
         return out
 
     def trace(self, texts):

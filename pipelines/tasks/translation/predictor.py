@@ -12,7 +12,7 @@ class TranslationPredictor(Predictor):
 
     Example:
         >>> TranslationPredictor("runs/translation/demo").predict(["i like tea"])
-        [{'text': 'i like tea', 'translation': '我喜欢茶'}]
+        [{'text': 'i like tea', 'translation': '我喜欢茶', 'truncated': None}]
     """
 
     task = "translation"
@@ -56,10 +56,22 @@ class TranslationPredictor(Predictor):
         beam = self._checked_beam(texts, beam)
         return self.translator.translate(texts, beam)
 
+    def truncation(self, texts):
+        """Per text, None when the encoder reads all of it, else {"tokens", "read", "kept"}:
+        the source's token count, how many the encoder reads
+        (`source_tokenizer.max_length`) and whether those are the "first" or the "last"."""
+        return self.translator.source_tokenizer.truncation_info(list(texts))
+
     def predict(self, texts, beam=0):
-        """One {"text", "translation"} dict per text."""
-        return [{"text": text, "translation": translation}
-                for text, translation in zip(texts, self.translate(texts, beam))]
+        """One {"text", "translation", "truncated"} dict per text.
+
+        "truncated" is None when the encoder read the whole source; for a source longer
+        than the run's `source_tokenizer.max_length` tokens it is {"tokens": N, "read": M,
+        "kept": "first" or "last"} (only those M tokens are translated).
+        """
+        return [{"text": text, "translation": translation, "truncated": cut}
+                for text, translation, cut in zip(texts, self.translate(texts, beam),
+                                                  self.truncation(texts))]
 
     def format_text(self, prediction):
         """The translation, on one line."""
@@ -75,12 +87,16 @@ class TranslationPredictor(Predictor):
             One dict per text: "text", "translation", "source_tokens", "steps" (one
             {"token", "probability", "attention" (one weight per source token, or
             None without attention)} per output token), "log_probability" (nats),
-            "beam" and "ended" (whether the end token was produced).
+            "beam", "ended" (whether the end token was produced) and "truncated" (as
+            in `predict`).
         """
         from elman.tasks.translation.trace import trace_texts
 
         beam = self._checked_beam(texts, beam)
-        return trace_texts(self.translator, list(texts), beam)
+        traces = trace_texts(self.translator, list(texts), beam)
+        for trace, cut in zip(traces, self.truncation(texts)):
+            trace["truncated"] = cut
+        return traces
 
     def format_trace(self, trace):
         """One row per output token: its probability (with a bar) and the source tokens

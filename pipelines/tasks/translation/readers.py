@@ -22,7 +22,7 @@ from elman.errors import UserError
 logger = logging.getLogger(__name__)
 
 _MAX_EXAMPLES = 10
-_SKIP_HINT = " (pass skip_bad_rows=True to skip and count such rows)"
+_SKIP_HINT = " (use --skip-bad-rows to skip and count such rows)"
 
 
 def _read_lines(path):
