@@ -204,10 +204,15 @@ def test_entity_text_is_the_exact_span_of_the_raw_text():
     tokens = split_raw_text(text)
     tags = ["B-PER", "O", "B-LOC", "I-LOC", "O", "O", "B-ORG", "I-ORG", "I-ORG", "O"]
     assert len(tokens) == len(tags)
+    # character offsets counted by hand: "Mary" 0-4, "New   York" 14-24, "Bank of China" 31-44
     assert entities_of(tokens, tags, text) == [
-        {"type": "PER", "start": 0, "end": 1, "text": "Mary"},
-        {"type": "LOC", "start": 2, "end": 4, "text": "New   York"},
-        {"type": "ORG", "start": 6, "end": 9, "text": "Bank of China"}]
+        {"type": "PER", "start": 0, "end": 1, "char_start": 0, "char_end": 4, "text": "Mary"},
+        {"type": "LOC", "start": 2, "end": 4, "char_start": 14, "char_end": 24,
+         "text": "New   York"},
+        {"type": "ORG", "start": 6, "end": 9, "char_start": 31, "char_end": 44,
+         "text": "Bank of China"}]
+    assert entities_of(tokens, tags)[1] == {"type": "LOC", "start": 2, "end": 4,
+                                            "text": "New York"}  # no text: tokens joined
     text = "苹果公司在北京开了新店。"
     tags = ["B-ORG", "I-ORG", "I-ORG", "I-ORG", "O", "B-LOC", "I-LOC", "O", "O", "O", "O", "O"]
     assert [e["text"] for e in entities_of(split_raw_text(text), tags, text)] == [

@@ -16,20 +16,24 @@ def _offsets(text, tokens):
 
 
 def entities_of(tokens, bio_tags, text=None):
-    """Entities as dicts {type, start, end (exclusive, tokens), text}.
+    """Entities as dicts {type, start, end (exclusive, tokens), text}, plus
+    {char_start, char_end} (exclusive) when the text is given: `text[char_start:char_end]`
+    is the entity's text.
 
     Args:
         tokens: list of str, the sentence's tokens.
         bio_tags: list of str, their tags in BIO.
         text: str or None, the raw text the tokens came from (an entity's text is then
-            cut from it; otherwise its tokens are joined).
+            cut from it, with its character offsets; otherwise its tokens are joined).
     """
     offsets = _offsets(text, tokens) if text is not None else None
     out = []
     for type_, start, end in tag_schemes.bio_spans(bio_tags):
+        entity = {"type": type_, "start": start, "end": end}
         if offsets:
-            surface = text[offsets[start][0]: offsets[end - 1][1]]
+            entity["char_start"], entity["char_end"] = offsets[start][0], offsets[end - 1][1]
+            entity["text"] = text[entity["char_start"]: entity["char_end"]]
         else:
-            surface = join_tokens(tokens[start:end])
-        out.append({"type": type_, "start": start, "end": end, "text": surface})
+            entity["text"] = join_tokens(tokens[start:end])
+        out.append(entity)
     return out
