@@ -66,3 +66,22 @@ def adversarial_direction(vectors, gradient, mask, epsilon):
 
     delta = epsilon * norm(vectors) * gradient / (norm(gradient) + 1e-12)
     return ops.stop_gradient(delta)
+
+
+def add_gradients(first, second):
+    """The sum of two gradients of one variable: None (no gradient), dense, or sparse.
+
+    Two `tf.IndexedSlices` (an embedding's gradients) are concatenated, as TensorFlow
+    sums the gradients of one variable used twice in a tape, so no dense matrix of the
+    embedding's size is made.
+    """
+    import tensorflow as tf
+
+    if first is None or second is None:
+        return second if first is None else first
+    if isinstance(first, tf.IndexedSlices) and isinstance(second, tf.IndexedSlices):
+        return tf.IndexedSlices(
+            tf.concat([first.values, second.values], 0),
+            tf.concat([first.indices, tf.cast(second.indices, first.indices.dtype)], 0),
+            first.dense_shape)
+    return tf.convert_to_tensor(first) + tf.convert_to_tensor(second)

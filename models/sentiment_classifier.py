@@ -2,7 +2,7 @@
 
 import keras
 
-from elman.models.adversarial import EmbeddingPerturbation, adversarial_direction
+from elman.models.adversarial import EmbeddingPerturbation, add_gradients, adversarial_direction
 from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
 from elman.models.encoders import RecurrentEncoder
 from elman.models.masked_pooling import MaskedPooling
@@ -140,6 +140,10 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
         The loss minimised is the clean loss plus the loss of the same batch with its
         word vectors moved by `adversarial_direction`; the reported `loss` is the clean
         one, so learning curves compare with runs without it.
+
+        Two backward passes: one over the clean loss gives both the gradient with
+        respect to the word vectors and the clean weight gradient; one over the
+        perturbed loss gives its weight gradient (the perturbation is a constant).
         """
         if not self.adversarial:
             return super().train_step(data)
@@ -147,20 +151,20 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
 
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
         noise = self.get_layer("adversarial")
-        with tf.GradientTape(persistent=True) as tape:
+        weights = self.trainable_weights
+        with tf.GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
             vectors, mask = noise.seen()
-            with tape.stop_recording():
-                gradient = tape.gradient(self.optimizer.scale_loss(loss), vectors)
-            with noise.perturbed(adversarial_direction(vectors, gradient, mask,
-                                                       self.adversarial)):
+            scaled = self.optimizer.scale_loss(loss)
+        gradient, *clean = tape.gradient(scaled, [vectors, *weights])
+        delta = adversarial_direction(vectors, gradient, mask, self.adversarial)
+        with tf.GradientTape() as tape:
+            with noise.perturbed(delta):
                 moved = self(x, training=True)
-            total = loss + self.compute_loss(x, y, moved, sample_weight, training=True)
-            total = self.optimizer.scale_loss(total)
-        weights = self.trainable_weights
-        gradients = tape.gradient(total, weights)
-        del tape
+            scaled = self.optimizer.scale_loss(
+                self.compute_loss(x, y, moved, sample_weight, training=True))
+        gradients = [add_gradients(a, b) for a, b in zip(clean, tape.gradient(scaled, weights))]
         self.optimizer.apply_gradients(zip(gradients, weights))
         replicas = tf.distribute.get_strategy().num_replicas_in_sync  # undo the loss scaling
         for metric in self.metrics:

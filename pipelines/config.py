@@ -91,6 +91,8 @@ class TrainConfig:
 
     epochs: int = 10  # maximum number of epochs
     batch_size: int = 32  # global batch size (split across replicas)
+    batch_tokens: int = 0  # > 0: batches of similar-length sentences up to this many padded
+    # tokens (rows × longest row, global), instead of batch_size examples; 0 disables it
     learning_rate: float = 0.002  # Adam learning rate
     clipnorm: float = 1.0  # gradient clipping by global norm; 0 disables it
     weight_decay: float = 0.0  # decoupled weight decay (AdamW style); 0 disables it
@@ -129,7 +131,7 @@ _AT_LEAST_ONE = {"units", "num_layers", "dim", "embedding_dim", "epochs", "batch
                  "ensemble"}
 
 
-_AT_LEAST_ZERO = {"max_minutes", "weight_decay", "clipnorm", "ema", "threads"}
+_AT_LEAST_ZERO = {"max_minutes", "weight_decay", "clipnorm", "ema", "threads", "batch_tokens"}
 
 
 # upper bounds by setting name: beyond them a run cannot fit this kind of machine anyway,
@@ -138,7 +140,7 @@ _AT_MOST = {"units": 16_384, "dim": 16_384, "embedding_dim": 16_384, "num_layers
             "batch_size": 1_000_000, "eval_batch_size": 1_000_000, "max_length": 100_000,
             "max_tokens": 50_000_000, "max_vocabulary": 50_000_000, "epochs": 1_000_000,
             "ensemble": 100, "max_word_length": 1_000, "kernel_size": 1_000,
-            "chunk_length": 100_000}
+            "chunk_length": 100_000, "batch_tokens": 50_000_000}
 
 
 def _check_range(key, value, source):
@@ -293,7 +295,16 @@ def load_config(task, config_file=None, overrides=(), extra=None):
             nested = {part: nested}
         config = _from_dict(cls, _deep_merge(to_dict(config), nested), "--set")
     check_memory(config, "--set" if overrides else source)
+    _check_batching(config, "--set" if overrides else source)
     return config
+
+
+def _check_batching(config, source=None):
+    """Token-budget batches sort by length: they need train.bucketing on."""
+    train = getattr(config, "train", None)
+    if getattr(train, "batch_tokens", 0) and not getattr(train, "bucketing", True):
+        raise UserError("train.batch_tokens batches sentences of similar length together; "
+                        "it needs train.bucketing = true", path=source)
 
 
 def _recurrent_parameters(config):

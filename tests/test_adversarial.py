@@ -144,6 +144,7 @@ print(json.dumps({"replicas": strategy.num_replicas_in_sync, "loss": [one, two],
 """
 
 
+@pytest.mark.slow
 def test_two_replicas_take_the_same_step_as_one_device():
     """Each replica perturbs its own half of the batch (the perturbation is per sentence,
     so the split does not change it); the summed update must equal one device's."""

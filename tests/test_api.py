@@ -102,7 +102,9 @@ TEXTS = {"tagging": ["Alice visited Paris in May", "北京欢迎你"],
          "lm": ["the cat sat on", "once upon a"]}
 
 
-@pytest.mark.parametrize("task", sorted(TOY))
+@pytest.mark.parametrize("task", [pytest.param(t, marks=pytest.mark.slow)
+                                  if t in ("tagging", "translation") else t
+                                  for t in sorted(TOY)])
 def test_cli_and_api_agree_for_every_task(task, tmp_path, capsys):
     run = elman.train(task, out=str(tmp_path / "run"), reports=str(tmp_path / "reports"),
                       overrides=TOY[task])

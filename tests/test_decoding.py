@@ -86,7 +86,8 @@ def test_greedy_equals_reference_and_stops_each_sentence(model, source):
 @pytest.mark.parametrize(
     "config",
     [
-        dict(cell="gru", attention="bahdanau", num_layers=2),
+        pytest.param(dict(cell="gru", attention="bahdanau", num_layers=2),
+                     marks=pytest.mark.slow),
         dict(cell="lstm", attention="none", bidirectional=False),
     ],
     ids=["gru-bahdanau-2layers", "lstm-none-unidirectional"],
@@ -112,6 +113,7 @@ def test_beam_search_output_is_well_formed(model, source):
     assert_padded_after_end(ids, caps)
 
 
+@pytest.mark.slow
 def test_eager_and_per_sentence_predict_equal_greedy(model, source):
     ids = greedy_decode(model, source, START, END)
     np.testing.assert_array_equal(eager_batched_decode(model, source, START, END), ids)
@@ -191,6 +193,7 @@ def test_argument_errors(model, source):
     assert greedy_decode(model, source[:0], START, END).shape == (0, 0)
 
 
+@pytest.mark.slow
 def test_benchmark_decoders(model, source, monkeypatch):
     result = benchmark_decoders(model, source, START, END, repeats=1, per_sentence_limit=2)
     assert result["sentences"] == len(source) and result["per_sentence_sentences"] == 2

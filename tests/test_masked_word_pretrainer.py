@@ -50,6 +50,7 @@ def test_loss_is_the_mean_cross_entropy_of_the_hidden_words_only():
     assert flat == pytest.approx(np.log(12), rel=1e-6)
 
 
+@pytest.mark.slow
 def test_pretraining_learns_to_restore_words_from_their_context():
     # sentences count up (mod 20): a hidden word is fixed by either neighbour
     keras.utils.set_random_seed(2)

@@ -27,6 +27,7 @@ def _best_pretrained(run):
     return state, model
 
 
+@pytest.mark.slow
 def test_the_classifier_starts_from_the_pretrained_embedding_and_encoder(tmp_path,
                                                                          tiny_sentiment):
     # a learning rate of 1e-9 moves no weight by more than ~1e-8 in one epoch (Adam's

@@ -52,6 +52,7 @@ def _valid_bio(tag_ids):
     return True
 
 
+@pytest.mark.slow
 def test_crf_tagger_with_char_lstm(tmp_path):
     keras.utils.set_random_seed(0)
     model = SequenceTagger(vocabulary_size=8, num_tags=5, embedding_dim=8, units=8, dropout=0.1,

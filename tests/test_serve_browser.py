@@ -54,7 +54,7 @@ def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                 "--disable-gpu", "--window-size=1100,900", "--lang=en-US"):
+                 "--disable-gpu", "--window-size=1100,1400", "--lang=en-US"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
     driver.set_page_load_timeout(60)
@@ -136,6 +136,7 @@ def test_the_sentiment_trace_is_drawn_under_the_prediction(site, browser, tmp_pa
         [str(t), step["token"], *(f"{step['probabilities'][label]:.4f}"
                                   for label in trace["labels"])]
         for t, step in enumerate(trace["steps"], start=1)]
+    browser.execute_script("arguments[0].scrollIntoView()", result)
     browser.save_screenshot(str(tmp_path / "sentiment-trace.png"))
 
 
@@ -175,6 +176,7 @@ def test_translation_and_next_tokens_are_shown(site, browser, tmp_path):
               for td in row.find_elements(By.TAG_NAME, "td")]
              for row in result.find_elements(By.CSS_SELECTOR, "table.heatmap tr")[1:]]
     assert cells == [s["attention"] for s in trace["steps"]]
+    browser.execute_script("arguments[0].scrollIntoView()", result)
     browser.save_screenshot(str(tmp_path / "translation.png"))
     name, text = runs["lm"].name, "the cat"
     result = _predict_in_page(browser, url, name, text)

@@ -4,6 +4,8 @@ A plan is a list of index arrays, one per batch, fixed by (seed, epoch): the sam
 seed gives the same batches in the same order, so an interrupted run resumes on the
 exact batches it would have seen. Bucketing sorts examples by length inside large
 shuffled windows, so a batch holds sentences of similar length and little padding.
+With `train.batch_tokens` the batches hold a token budget instead of a fixed number of
+examples (`plan_tokens`).
 """
 
 import numpy as np
@@ -31,6 +33,99 @@ def plan_epoch(lengths, batch_size, seed, epoch, bucketing=True, shuffle=True):
     if shuffle:
         batches = [batches[i] for i in rng.permutation(len(batches))]
     return batches
+
+
+def plan_tokens(lengths, batch_tokens, seed, epoch, multiple=1, shuffle=True):
+    """Returns the token-budget batches (arrays of example indices) of one epoch.
+
+    Examples are sorted by length (ties in a seeded random order that changes every
+    epoch) and cut into runs whose padded size — rows × the longest row — stays within
+    `batch_tokens`: short sentences come in large batches, long ones in small. A batch's
+    row count is a multiple of `multiple` (the replica count, so every replica gets the
+    same number of rows); when not even `multiple` rows fit, the batch takes `multiple`
+    rows anyway (one sentence longer than the budget goes alone). Only the batch cut
+    last (the longest sentences) may hold a row count that is not a multiple, when the
+    examples run out. The batches are then shuffled.
+
+    The cut points depend only on the sorted lengths, so every epoch has the same number
+    of batches with the same shapes; the seed and epoch choose which sentences of equal
+    length share a batch, and the batch order.
+
+    Args:
+        lengths: sequence of int, real tokens of each example (0 pads to 1 position).
+        batch_tokens: int, the token budget of a (global) batch.
+        seed: int, the run's seed.
+        epoch: int, the epoch (0-based).
+        multiple: int, rows per batch are a multiple of this. Default 1.
+        shuffle: bool, random ties and batch order. Default True.
+    """
+    lengths = np.maximum(np.asarray(lengths, np.int64), 1)
+    n = len(lengths)
+    rng = np.random.default_rng([seed, epoch])
+    order = rng.permutation(n) if shuffle else np.arange(n)
+    order = order[np.argsort(lengths[order], kind="stable")]
+    ends = _token_budget_ends(lengths[order], int(batch_tokens), max(int(multiple), 1))
+    batches = [order[start:end] for start, end in zip([0] + ends[:-1], ends)]
+    if shuffle:
+        batches = [batches[i] for i in rng.permutation(len(batches))]
+    return batches
+
+
+def _token_budget_ends(sorted_lengths, budget, multiple):
+    """End offsets of the batches cut greedily from ascending lengths under `budget`."""
+    n, ends, start = len(sorted_lengths), [], 0
+    while start < n:
+        # rows k fit while k × (the k-th length) <= budget; that product grows with k
+        most = min(n - start, max(budget // int(sorted_lengths[start]), 1))
+        padded = np.arange(1, most + 1) * sorted_lengths[start:start + most]
+        rows = int(np.searchsorted(padded, budget, side="right"))
+        rows = max(rows - rows % multiple, multiple)
+        start = min(start + rows, n)
+        ends.append(start)
+    return ends
+
+
+def plan_training(lengths, train_cfg, epoch, replicas=1):
+    """The training batches of one epoch under a TrainConfig.
+
+    `train.batch_tokens` > 0: token-budget batches (`plan_tokens`, rows a multiple of
+    `replicas`); otherwise `train.batch_size` examples a batch (`plan_epoch`).
+    """
+    from elman.errors import UserError
+
+    budget = getattr(train_cfg, "batch_tokens", 0)
+    if not budget:
+        return plan_epoch(lengths, train_cfg.batch_size, train_cfg.seed, epoch,
+                          train_cfg.bucketing)
+    if not train_cfg.bucketing:
+        raise UserError("train.batch_tokens batches sentences of similar length together; "
+                        "it needs train.bucketing = true")
+    return plan_tokens(lengths, budget, train_cfg.seed, epoch, multiple=replicas)
+
+
+def describe_batching(train_cfg):
+    """How training batches are formed, for run.json and the report (JSON-ready dict)."""
+    budget = getattr(train_cfg, "batch_tokens", 0)
+    if budget:
+        return {"mode": "tokens", "batch_tokens": int(budget)}
+    if hasattr(train_cfg, "chunk_length"):  # the language model's TBPTT streams
+        return {"mode": "streams", "batch_size": train_cfg.batch_size,
+                "chunk_length": train_cfg.chunk_length}
+    return {"mode": "examples", "batch_size": train_cfg.batch_size,
+            "bucketing": bool(getattr(train_cfg, "bucketing", False))}
+
+
+def plan_stats(plan, lengths):
+    """Batches per epoch, mean rows, mean real and padded tokens of a plan (a dict)."""
+    if not plan:
+        return {"batches_per_epoch": 0}
+    lengths = np.asarray(lengths, np.int64)
+    rows = np.array([len(b) for b in plan], np.float64)
+    real = np.array([lengths[b].sum() for b in plan], np.float64)
+    padded = np.array([len(b) * max(int(lengths[b].max()), 1) for b in plan], np.float64)
+    return {"batches_per_epoch": len(plan), "mean_examples_per_batch": float(rows.mean()),
+            "mean_real_tokens_per_batch": float(real.mean()),
+            "mean_padded_tokens_per_batch": float(padded.mean())}
 
 
 def plan_eval(lengths, batch_size):

@@ -23,17 +23,38 @@ def learning_curves_section(history, report_dir):
 
 
 def training_line(result, note=""):
-    """`Trained N epochs (best: epoch B, stopped early); T training tokens/s ...`."""
+    """`Trained N epochs (best: epoch B, stopped early); T training tokens/s ...`,
+    and how the batches were formed."""
     return (f"Trained {result.epochs_run} epochs (best: epoch {result.best_epoch}"
             f"{', stopped early' if result.stopped_early else ''}); "
-            f"{result.tokens_per_second:,.0f} training tokens/s in this process{note}.")
+            f"{result.tokens_per_second:,.0f} training tokens/s in this process{note}."
+            + _batching_text(getattr(result, "batching", None)))
+
+
+def _batching(train_cfg):
+    """How training batches are formed (run.json, the reproducibility block)."""
+    from elman.core.batching import describe_batching  # TensorFlow is loaded by then
+
+    return describe_batching(train_cfg)
+
+
+def _batching_text(info):
+    """` Batches: ...` for the training line ("" when unknown)."""
+    if not info or "batches_per_epoch" not in info:
+        return ""
+    rule = (f"token budget of {info['batch_tokens']:,} padded tokens (`train.batch_tokens`)"
+            if info["mode"] == "tokens" else f"{info['batch_size']} examples each")
+    return (f" Batches: {rule}; {info['batches_per_epoch']:,} an epoch, "
+            f"{info['mean_examples_per_batch']:.1f} examples and "
+            f"{info['mean_real_tokens_per_batch']:,.0f} real tokens a batch on average.")
 
 
 def train_metrics(result):
     """The metrics.json keys every trained run has, from a TrainResult."""
+    batching = {"batching": result.batching} if getattr(result, "batching", None) else {}
     return {"history": result.history, "best_epoch": result.best_epoch,
             "epochs_run": result.epochs_run,
-            "train_tokens_per_second": result.tokens_per_second}
+            "train_tokens_per_second": result.tokens_per_second, **batching}
 
 
 def _diagnostics(cfg, report_dir):
@@ -55,6 +76,7 @@ def _write_report(task, ctx, parts, diagnose):
     data_files = [{"split": n, "source": s.source, "sha256": s.sha256}
                   for n, s in ctx.splits.items()] + list(parts.data_files)
     device = runtime.device_summary(cfg.train, ctx.strategy)
+    device["batching"] = ", ".join(f"{k} {v}" for k, v in _batching(cfg.train).items())
     repro_md, repro = rep.reproducibility(config_lib.dumps_toml(cfg), data_files,
                                           cfg.train.seed, device)
     body = "\n\n".join(parts.summary + parts.sections)
@@ -134,6 +156,10 @@ def run(task, cfg, run_dir, report_dir, resume=False, diagnose=False, log=print)
                      resume=resume, log=log)
     clean_stale_files(ctx.run_dir, ctx.report_dir)
     ctx.splits = task.load_data(cfg)  # fail fast, before TensorFlow loads
+    if resume:  # no intact commit to resume from: refused before anything is written
+        from elman.core.checkpoints import read_state
+
+        read_state(ctx.run_dir)
     from elman.core import runtime
 
     ctx.strategy = runtime.configure(cfg.train, log)
@@ -157,6 +183,8 @@ def run(task, cfg, run_dir, report_dir, resume=False, diagnose=False, log=print)
     runs.write_run_file(ctx.run_dir, {"task": task.name, "run_id": ctx.run_dir.name,
                                       "report_dir": str(ctx.report_dir),
                                       "finished": finished,
-                                      "model_sha256": sha256(model_file), **parts.run_info})
+                                      "model_sha256": sha256(model_file),
+                                      "batching": _batching(cfg.train),
+                                      **parts.run_info})
     log(task.headline(ctx.main) + f"  report: {ctx.report_dir / 'report.md'}")
     return metrics

@@ -19,7 +19,7 @@ import keras
 import numpy as np
 
 from elman.errors import UserError
-from elman.core.batching import dataset_from_plan, plan_epoch
+from elman.core.batching import dataset_from_plan, plan_stats, plan_training
 from elman.core.checkpoints import commit_epoch, read_state  # noqa: F401 (read_state: public here too)
 from elman.core.html import write_text_atomic
 
@@ -125,6 +125,7 @@ class TrainResult:
     stopped_early: bool
     seconds: float  # wall time of the epochs run in this process
     tokens_per_second: float  # real (non-padding) training tokens per second
+    batching: dict = dataclasses.field(default_factory=dict)  # how batches were formed
 
 
 def _replace_atomic(save, tmp, path):
@@ -253,8 +254,8 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
         if state is not None:
             model = restore_checkpoint(ckpt_dir, state, custom_objects, log)
         else:
-            token = _STEPS_PER_EPOCH.set(len(plan_epoch(lengths, cfg.batch_size, cfg.seed, 0,
-                                                        cfg.bucketing)))
+            token = _STEPS_PER_EPOCH.set(len(plan_training(lengths, cfg, 0,
+                                                           _replicas(strategy))))
             try:
                 model = build_and_compile()
             finally:
@@ -265,6 +266,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
 
     multi_worker = strategy is not None and runtime.is_multi_worker(strategy)
     runtime.cudnn_report(model, lengths, log)  # says when a setting disables cuDNN
+    batching = batching_summary(lengths, cfg, strategy, log)
     start = state["epoch"]
     committer = EpochCommitter(ckpt_dir, state, cfg.monitor, cfg.patience, chief,
                                60.0 * getattr(cfg, "max_minutes", 0.0))
@@ -285,7 +287,27 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
         model.load_weights(ckpt_dir / state["files"]["best"])
     return TrainResult(model, state["history"], state["best_epoch"], state["epoch"],
                        bool(state.get("stopped_early")), seconds,
-                       tokens / seconds if seconds else 0.0)
+                       tokens / seconds if seconds else 0.0, batching)
+
+
+def _replicas(strategy):
+    return strategy.num_replicas_in_sync if strategy is not None else 1
+
+
+def batching_summary(lengths, cfg, strategy=None, log=None):
+    """How the training batches are formed (`describe_batching`) with epoch 0's plan
+    statistics; `log` gets one line about token budgets (and sentences over it)."""
+    from elman.core.batching import describe_batching
+
+    info = describe_batching(cfg)
+    info.update(plan_stats(plan_training(lengths, cfg, 0, _replicas(strategy)), lengths))
+    if log is not None and info["mode"] == "tokens":
+        over = int(np.sum(np.asarray(lengths) > info["batch_tokens"]))
+        log(f"token-budget batches: at most {info['batch_tokens']} padded tokens a batch, "
+            f"{info['batches_per_epoch']} batches an epoch, "
+            f"{info['mean_examples_per_batch']:.1f} examples a batch on average"
+            + (f"; {over} sentence(s) longer than the budget train alone" if over else ""))
+    return info
 
 
 def restore_checkpoint(ckpt_dir, state, custom_objects=None, log=print):
@@ -308,8 +330,8 @@ def restore_checkpoint(ckpt_dir, state, custom_objects=None, log=print):
 def _run_epochs(model, features, targets, lengths, validation, cfg, run_dir, start,
                 committer, multi_worker_strategy, chief, tensorboard, log):
     """Runs epochs start..cfg.epochs (model.fit, or the multi-worker loop)."""
-    plans = [plan_epoch(lengths, cfg.batch_size, cfg.seed, e, cfg.bucketing)
-             for e in range(start, cfg.epochs)]
+    replicas = _replicas(getattr(model, "_distribute_strategy", None))  # built under it
+    plans = [plan_training(lengths, cfg, e, replicas) for e in range(start, cfg.epochs)]
     steps = len(plans[0])
     dataset = dataset_from_plan(features, targets, [b for p in plans for b in p])
     epoch_callbacks = [_EvaluateAveraged(), committer]  # also run by fit_epochs

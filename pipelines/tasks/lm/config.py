@@ -46,6 +46,7 @@ class LMTrainConfig:
     epochs: int = 20  # maximum number of epochs
     batch_size: int = 32  # parallel streams the training text is cut into
     chunk_length: int = 35  # K: steps per batch, the truncation length of BPTT
+    batch_tokens: int = 0  # must stay 0: every TBPTT batch is already batch_size × chunk_length
     learning_rate: float = 0.002  # Adam learning rate
     clipnorm: float = 1.0  # gradient clipping by global norm; 0 disables it
     weight_decay: float = 0.0  # decoupled weight decay (AdamW style); 0 disables it
@@ -117,6 +118,10 @@ def check_config(cfg):
     if 0 < cfg.text.max_vocabulary < 3:
         raise UserError("'text.max_vocabulary' must be 0 (no cap) or at least 3 (padding, "
                         f"[UNK] and one token); got {cfg.text.max_vocabulary}")
+    if cfg.train.batch_tokens:
+        raise UserError("train.batch_tokens is not available for the language model: it "
+                        "trains on fixed streams of train.batch_size × train.chunk_length "
+                        "tokens with no padding; set those instead")
     if cfg.train.strategy != "default":
         raise UserError(f"train.strategy {cfg.train.strategy!r}: stateful truncated-BPTT "
                         "training carries its state on one device; use the default strategy")
