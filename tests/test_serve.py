@@ -561,3 +561,18 @@ def test_elman_serve_command_runs_until_stopped(served, tmp_path):
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) == 0
         assert process.stdout.read().strip().endswith("stopped")
+
+
+def test_the_load_benchmark_compares_labels_exactly_and_numbers_within_a_tolerance():
+    from elman.bench.load import difference
+
+    want = {"label": "positive", "probabilities": {"negative": 0.25, "positive": 0.75},
+            "tokens": ["a", "b"], "truncated": None, "flag": True}
+    assert difference(want, want) == 0.0
+    near = {**want, "probabilities": {"negative": 0.250004, "positive": 0.749996}}
+    assert difference(near, want) == pytest.approx(4e-6)
+    for other in ({**want, "label": "negative"}, {**want, "tokens": ["a"]},
+                  {**want, "tokens": ["a", "c"]}, {**want, "truncated": {"tokens": 3}},
+                  {**want, "flag": False}, {k: v for k, v in want.items() if k != "flag"},
+                  {**want, "probabilities": {"positive": 0.75, "negative": 0.25}}):
+        assert difference(other, want) is None, other
