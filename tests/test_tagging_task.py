@@ -67,7 +67,7 @@ def read_conll_columns(path):
         elif rows:
             sentences.append(rows)
             rows = []
-    return sentences
+    return sentences + ([rows] if rows else [])
 
 
 @pytest.fixture

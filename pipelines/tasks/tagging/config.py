@@ -17,7 +17,7 @@ class TaggingDataConfig:
     tag_column: str = ""  # conll: tag column index (default -1, the last); jsonl/hf: tags key
     tokens_column: str = "tokens"  # jsonl/hf: the key or column holding the token list
     conllu_field: str = "upos"  # CoNLL-U: upos or xpos
-    scheme: str = "auto"  # auto (guessed on train), BIO, IOB1, BIOES, none (free tags: POS)
+    scheme: str = "auto"  # auto (guessed), BIO, IOB1, BIOS, BIOES, BMES, none (free tags: POS)
     strict: bool = True  # an ill-formed sequence (I-X after O) is an error
     repair_bio: bool = False  # --repair-bio: read I-X after O as B-X and count it
     validation_fraction: float = 0.1  # share of train held out when no validation is given
@@ -72,7 +72,7 @@ class TaggingConfig:
     choices: typing.ClassVar[dict] = {  # allowed values of this task's own string settings
         "data.format": ("auto", "conll", "conllu", "jsonl", "hf"),
         "data.conllu_field": ("upos", "xpos"),
-        "data.scheme": ("auto", "BIO", "IOB2", "IOB1", "BIOES", "IOBES", "none"),
+        "data.scheme": ("auto", "BIO", "IOB2", "IOB1", "BIOS", "BIOES", "IOBES", "BMES", "none"),
         "chars.features": ("none", "lstm", "cnn"),
         "head.type": ("softmax", "crf"),
         "head.constraint": ("auto", "BIO", "none"),

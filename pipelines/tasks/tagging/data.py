@@ -3,8 +3,8 @@
 Each split is an `elman.core.split.Split` whose items are sentences
 `{"tokens": [...], "tags": [...] (entity tags in BIO), "source": "file:line"}` and whose
 counts are what the reader counted (`elman.tasks.tagging.readers`). Entity tags are
-read in the corpus's scheme (BIO, IOB1, BIOES: given, or guessed on train) and kept in
-BIO; free tags (POS) are taken as they are.
+read in the corpus's scheme (BIO, IOB1, BIOS, BIOES, BMES: given, or guessed on the
+given files) and kept in BIO; free tags (POS) are taken as they are.
 """
 
 import dataclasses
@@ -20,8 +20,8 @@ LOCAL_HINT = ("--data train.conll --validation dev.conll (CoNLL, CoNLL-U, JSONL,
 
 
 def entity_like(tags):
-    """Whether every tag is `O` or a `B-`, `I-`, `E-`, `S-` + type entity tag."""
-    return all(t == "O" or (isinstance(t, str) and len(t) > 2 and t[1] == "-" and t[0] in "BIES")
+    """Whether every tag is `O` or a `B-`, `I-`, `M-`, `E-`, `S-` + type entity tag."""
+    return all(t == "O" or (isinstance(t, str) and len(t) > 2 and t[1] == "-" and t[0] in "BIMES")
                for t in tags)
 
 
@@ -188,10 +188,13 @@ def _read_any(data, source, scheme, stats, split=None, loaded=None, name="train"
 
 
 def _decide_scheme(data, source, loaded=None, split=None):
-    """The input scheme: the configured one, or guessed on the training split.
+    """The input scheme: the configured one, or guessed on the given files.
 
     Returns None for free tags (POS): CoNLL-U files, `scheme = "none"`, or `auto`
-    on a corpus whose tags are not all `O` / `B-`, `I-`, `E-`, `S-` + type.
+    on a training split whose tags are not all `O` / `B-`, `I-`, `M-`, `E-`, `S-` +
+    type. Otherwise `auto` is the simplest scheme that fits the training split and
+    the validation and test files together (`schemes.detect_scheme`), so that a
+    test file with the `S-` singles train happens to lack is read too.
     """
     if format_of(data, source) == "conllu":
         return None
@@ -202,6 +205,12 @@ def _decide_scheme(data, source, loaded=None, split=None):
     if not all(entity_like(t) for t in tags):
         _check_mostly_entities(raw)
         return None
+    for name in ("validation", "test"):
+        other = getattr(data, name)
+        if other and format_of(data, other) not in ("hf", "hub", "conllu"):
+            # malformed tags there are left to the strict read, which names file:line
+            tags += [s["tags"] for s in _read_any(data, other, None, {}, name=name)
+                     if entity_like(s["tags"])]
     return tag_schemes.detect_scheme(tags)
 
 
@@ -215,7 +224,7 @@ def _check_mostly_entities(sentences, share=0.9):
     sentence, index, tag = bad[0]
     path, line = where(sentence.get("source", ""))
     raise UserError(f"tag {tag!r} (token {index + 1} of this sentence) is not an entity tag "
-                    "(O, or B-/I-/E-/S- and a type), though "
+                    "(O, or B-/I-/M-/E-/S- and a type), though "
                     f"{len(non_o) - len(bad)} of the {len(non_o)} tags other than O are; fix "
                     f"the {len(bad)} malformed tag(s), or set data.scheme = \"none\" for "
                     "free tags",
@@ -259,7 +268,8 @@ def load_splits(data, seed=0, scheme=None, for_training=True):
         data: TaggingDataConfig.
         seed: int, seeds the carving of a validation split.
         scheme: str or None, an explicit scheme to read with ("BIO", "IOB1",
-            "BIOES" or "none"); None decides from the config (guessing on train).
+            "BIOS", "BIOES", "BMES" or "none"); None decides from the config (guessing on
+            the given files).
         for_training: bool, also require and carve a validation split.
 
     Returns:

@@ -16,8 +16,8 @@ can tag raw text with nothing but `saved_model/`:
   and `chars.txt` (id 0 padding, 1 unknown, as in `Vocabularies`), after the same
   lowercasing and `max_word_length` cut.
 - **Tags.** The model's tag ids are mapped to the tag names and rendered in the run's
-  input scheme (BIO, IOB1 or BIOES) with the span rules of `schemes.from_bio`, a stray
-  `I-X` starting an entity.
+  input scheme (BIO, IOB1, BIOS, BIOES, BMES) with the span rules of
+  `schemes.from_bio`, a stray `I-X` starting an entity.
 
 The `serve` signature takes a 1-D string tensor `texts` and returns `tokens` and
 `tags` ([batch, longest], padded with "") and `lengths` (int32 [batch]).
@@ -98,7 +98,7 @@ def render_scheme(tags, scheme):
 
     Args:
         tags: tf.Tensor of strings.
-        scheme: str, "BIO", "IOB1", "BIOES" or "none" (free tags, returned as they are).
+        scheme: str, one of `schemes.SCHEMES` or "none" (free tags, returned as they are).
     """
     import tensorflow as tf
 
@@ -111,8 +111,11 @@ def render_scheme(tags, scheme):
     continues = is_inside & (prev_kind == kinds)
     start = entity & ~continues
     end = entity & ~tf.pad(continues[:, 1:], [[0, 0], [0, 1]])
-    if scheme == "BIOES":
-        prefix = tf.where(start & end, "S-", tf.where(start, "B-", tf.where(end, "E-", "I-")))
+    if scheme in ("BIOES", "BMES"):
+        inside = "M-" if scheme == "BMES" else "I-"
+        prefix = tf.where(start & end, "S-", tf.where(start, "B-", tf.where(end, "E-", inside)))
+    elif scheme == "BIOS":
+        prefix = tf.where(start & end, "S-", tf.where(start, "B-", "I-"))
     elif scheme == "IOB1":
         prefix = tf.where(start & (prev_kind == kinds), "B-", "I-")
     else:

@@ -124,8 +124,8 @@ def evaluate_tagging(gold, predicted):
     """Scores predicted tag sequences against gold ones, as `conlleval` does.
 
     Args:
-        gold: list of lists of str, the gold tags of each sentence (BIO, IOB1 or
-            BIOES tags; `"O"` outside entities).
+        gold: list of lists of str, the gold tags of each sentence (BIO, IOB1, BIOS,
+            BIOES or BMES tags; `"O"` outside entities).
         predicted: list of lists of str, the predicted tags, one list per gold
             sentence, no longer than it (a shorter list leaves positions missing).
 

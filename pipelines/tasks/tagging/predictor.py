@@ -46,7 +46,7 @@ class TaggingPredictor(Predictor):
         return [[self.vocab.tags[i] for i in row] for row in ids]
 
     def tag(self, token_lists, batch_size=256):
-        """Tags of each sentence in the run's input scheme (BIO, IOB1, BIOES or free).
+        """Tags of each sentence in the run's input scheme (BIO, BIOES, ... or free).
 
         Args:
             token_lists: list of lists of str.

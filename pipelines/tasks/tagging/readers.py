@@ -11,7 +11,9 @@ the data raise `UserError` with the file and line.
 `stats`, where a reader takes it, is a dict the reader adds its counts to, so
 that nothing skipped goes unreported: `sentences`, `tokens`, `docstart_lines`,
 `comment_lines`, `multiword_tokens`, `empty_nodes`, `repaired_tags`,
-`ill_formed_tags`, and `scheme` (the scheme read).
+`ill_formed_tags`, `continued_entities` (sentences that begin inside an entity, see
+`schemes.starts_inside`: their first entity is read as starting at their first
+token), and `scheme` (the scheme read).
 
 Example:
 
@@ -39,7 +41,7 @@ EXTENSIONS = {
     ".jsonl": "jsonl",
     ".json": "jsonl",
 }
-_SCHEMES = ("BIO", "IOB2", "IOB1", "BIOES", "IOBES", "auto", None)
+_SCHEMES = ("BIO", "IOB2", "IOB1", "BIOS", "BIOES", "IOBES", "BMES", "auto", None)
 _COLUMNS = re.compile(r"[ \t]+")  # not str.split(): U+3000 and NBSP can be tokens
 _CONLLU_FIELDS = {"upos": 3, "xpos": 4}
 
@@ -69,13 +71,35 @@ def _read_lines(path):
     return [(number, line.rstrip("\r")) for number, line in enumerate(text.split("\n"), 1)]
 
 
+def _space_token_hint(line, found, expected):
+    """A hint for a line short of columns whose token may be an ASCII space or tab."""
+    if found < expected and line[:1] in (" ", "\t"):
+        return (" If its token is a space: ASCII spaces and tabs separate the columns, so "
+                "drop the line or write the character as U+3000.")
+    return ""
+
+
 def check_scheme(scheme):
     """Refuses a `scheme` argument that is not a known scheme name, "auto" or None."""
     if scheme not in _SCHEMES:
         raise ValueError(
-            "Expected scheme to be one of {'BIO', 'IOB2', 'IOB1', 'BIOES', 'IOBES', 'auto', "
-            f"None}}. Received: scheme={scheme!r}"
+            "Expected scheme to be one of {'BIO', 'IOB2', 'IOB1', 'BIOS', 'BIOES', 'IOBES', "
+            f"'BMES', 'auto', None}}. Received: scheme={scheme!r}"
         )
+
+
+def _ill_formed(tags, scheme, position):
+    """The strict reader's message for the first tag `scheme` would write otherwise."""
+    if scheme == "BIO":
+        message = tag_schemes.validate_bio(tags)[0][1]
+    else:
+        written = tag_schemes.from_bio(tag_schemes.to_bio(tags, scheme), scheme)
+        before = "at the start" if position == 0 else f"after {tags[position - 1]!r}"
+        message = (f"{tags[position]!r} {before} is not valid {scheme} (it writes "
+                   f"{written[position]!r} here)")
+    hint = ("; pass repair=True to read it as conlleval does, or check the scheme "
+            "(scheme='auto' guesses it)")
+    return f"Ill-formed tags: {message}{hint}."
 
 
 def finish_sentences(raw, path, scheme, strict, repair, stats):
@@ -98,36 +122,37 @@ def finish_sentences(raw, path, scheme, strict, repair, stats):
                 fail(f"Expected a non-empty tag string, found {tag!r}.", sentence, position)
     if scheme is not None and scheme != "auto":
         scheme = tag_schemes.normalize_scheme(scheme)
-    if scheme is not None:
+
+    def check_prefixes(allowed):  # None: any entity tag
         for sentence in raw:
             for position, tag in enumerate(sentence["tags"]):
                 try:
-                    tag_schemes.split_tag(tag, None if scheme == "auto" else scheme)
+                    tag_schemes.split_tag(tag, allowed)
                 except ValueError as error:
                     fail(str(error), sentence, position)
+
     if scheme == "auto":
+        check_prefixes(None)  # detection reads every tag
         scheme = tag_schemes.detect_scheme(s["tags"] for s in raw)
+    if scheme is not None:
+        check_prefixes(scheme)
     if stats is not None:
         stats["scheme"] = scheme
     sentences = []
     for sentence in raw:
         tags = list(sentence["tags"])
         if scheme is not None:
-            canonical = tag_schemes.from_bio(tag_schemes.to_bio(tags, scheme), scheme)
-            wrong = [i for i, (a, b) in enumerate(zip(tags, canonical)) if a != b]
+            wrong = tag_schemes.misfits(tags, scheme)
+            continued = tag_schemes.starts_inside(tags, scheme)
+            if continued and repair:  # --repair-bio counts its first I-X among its repairs
+                wrong, continued = [0], False
             if wrong and strict and not repair:
-                position = wrong[0]
-                if scheme == "BIO":
-                    message = tag_schemes.validate_bio(tags)[0][1]
-                else:
-                    before = "at the start" if position == 0 else f"after {tags[position - 1]!r}"
-                    message = f"{tags[position]!r} {before} is not valid {scheme}"
-                hint = ("; pass repair=True to read it as conlleval does, or check the "
-                        f"scheme (scheme='auto' guesses it)")
-                fail(f"Ill-formed tags: {message}{hint}.", sentence, position)
+                fail(_ill_formed(tags, scheme, wrong[0]), sentence, wrong[0])
             if wrong:
                 _count(stats, "repaired_tags" if repair else "ill_formed_tags", len(wrong))
-            if scheme != "BIO" or repair:
+            if continued:
+                _count(stats, "continued_entities")
+            if scheme != "BIO" or repair or continued:
                 tags = tag_schemes.to_bio(tags, scheme)
         _count(stats, "sentences")
         _count(stats, "tokens", len(tags))
@@ -142,15 +167,18 @@ def read_conll(path, tag_column=-1, scheme="BIO", strict=True, repair=False, sta
     The first column is the token, `tag_column` the tag; columns are separated by
     spaces or tabs and every line must have as many as the file's first line.
     `-DOCSTART-` lines are skipped (and counted). A character-per-line Chinese file
-    is the same format with one character per line.
+    is the same format with one character per line, its columns split by a tab or
+    spaces alike; only ASCII spaces and tabs separate, so a full-width space (U+3000)
+    or a no-break space is a token. An ASCII space cannot be a token.
 
     Args:
         path: str or Path, the file.
         tag_column: int, index of the tag column (negative counts from the end).
             Default -1 (the last column).
-        scheme: str or None, the tag scheme: "BIO" (or "IOB2"), "IOB1", "BIOES"
-            (or "IOBES"), "auto" (guessed) or None (free labels such as POS tags,
-            not checked). Default "BIO".
+        scheme: str or None, the tag scheme: "BIO" (or "IOB2"), "IOB1", "BIOS"
+            (B/I/S without E), "BIOES" (or "IOBES"), "BMES", "auto" (guessed, see
+            `schemes.detect_scheme`) or None (free labels such as POS tags, not
+            checked). Default "BIO".
         strict: bool, raise on an ill-formed sequence such as `I-X` after `O`.
             Default True.
         repair: bool, instead turn ill-formed sequences into their `conlleval`
@@ -191,15 +219,16 @@ def read_conll(path, tag_column=-1, scheme="BIO", strict=True, repair=False, sta
             if len(fields) < 2:
                 raise UserError(
                     "Expected at least 2 columns (token and tag) separated by spaces or tabs, "
-                    f"found {len(fields)}.", path=path, line=number)
+                    f"found {len(fields)}.{_space_token_hint(line, len(fields), 2)}",
+                    path=path, line=number)
             if not -len(fields) <= tag_column < len(fields) or tag_column % len(fields) == 0:
                 raise UserError(
                     f"tag_column={tag_column} is not a tag column of this {len(fields)}-column "
                     "file (column 0 is the token).", path=path, line=number)
         elif len(fields) != expected[0]:
             raise UserError(
-                f"Expected {expected[0]} columns like line {expected[1]}, found {len(fields)}.",
-                path=path, line=number)
+                f"Expected {expected[0]} columns like line {expected[1]}, found {len(fields)}."
+                f"{_space_token_hint(line, len(fields), expected[0])}", path=path, line=number)
         rows.append((number, fields[0], fields[tag_column]))
     flush()
     return finish_sentences(raw, path, scheme, strict, repair, stats)

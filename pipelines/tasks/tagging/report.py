@@ -276,7 +276,8 @@ def _split_info(split, vocab):
             "entity_tokens": len(entity_tokens),
             "entity_oov_rate": entity_oov / len(entity_tokens) if entity_tokens else 0.0,
             "repaired_tags": st.get("repaired_tags", 0),
-            "ill_formed_tags": st.get("ill_formed_tags", 0), "skipped": skipped,
+            "ill_formed_tags": st.get("ill_formed_tags", 0),
+            "continued_entities": st.get("continued_entities", 0), "skipped": skipped,
             "source": split.source, "scheme_read": st.get("scheme")}
     if vocab.entity:
         info["entities"] = dict(sorted(Counter(
@@ -326,6 +327,12 @@ def data_summary(splits, vocab, counts, coverage):
         md.append("Repaired tags: with `--repair-bio`, each `I-X` that did not continue an "
                   "entity of type X was read as `B-X` (the entities `conlleval` reads are "
                   "unchanged).")
+    continued = {name: i["continued_entities"] for name, i in data.items()
+                 if i["continued_entities"]}
+    if continued:
+        md.append("Sentences that begin inside an entity (the corpus cut a sentence in the "
+                  "middle of one; their first entity is read as starting at the first token): "
+                  + ", ".join(f"{name} {n}" for name, n in continued.items()) + ".")
     if coverage is not None:
         md.append(f"Pretrained vectors `{coverage.path}` cover {coverage.found:,} of "
                   f"{coverage.vocabulary:,} vocabulary words ({100 * coverage.share:.1f}%; "

@@ -1,4 +1,4 @@
-"""Entity tag schemes (BIO/IOB2, IOB1, BIOES) and conversions between them.
+"""Entity tag schemes (BIO/IOB2, IOB1, BIOS, BIOES, BMES) and conversions between them.
 
 A tag is either `"O"` or `"<prefix>-<TYPE>"`, e.g. `"B-PER"`. The type is
 everything after the first hyphen, so `"B-DATE-TIME"` has type `"DATE-TIME"`.
@@ -6,7 +6,10 @@ everything after the first hyphen, so `"B-DATE-TIME"` has type `"DATE-TIME"`.
 - BIO (also called IOB2): every entity starts with `B-`, continues with `I-`.
 - IOB1 (the original CoNLL-2003 files): entities are `I-`; `B-` is used only for
   an entity that directly follows another entity of the same type.
+- BIOS (B/I/S without E, as in many Chinese corpora): `S-` a one-token entity,
+  `B-` begins a longer one, `I-` continues it.
 - BIOES (also called IOBES): `B-` begin, `I-` inside, `E-` end, `S-` single token.
+- BMES: BIOES with `M-` (middle) for inside.
 
 Entities are read with the chunk rules of the CoNLL `conlleval` script (the same
 rules as `seqeval`'s default mode): an `I-X` after `O` or after an entity of
@@ -26,7 +29,9 @@ bio_spans(["B-PER", "I-PER", "O", "I-LOC"])
 ```
 """
 
-SCHEMES = ("BIO", "IOB1", "BIOES")
+from collections import Counter
+
+SCHEMES = ("BIO", "IOB1", "BIOS", "BIOES", "BMES")  # simplest first (see detect_scheme)
 
 _ALIASES = {
     "BIO": "BIO",
@@ -34,16 +39,18 @@ _ALIASES = {
     "IOB1": "IOB1",
     "BIOES": "BIOES",
     "IOBES": "BIOES",
+    "BIOS": "BIOS",
+    "BMES": "BMES",
 }
-_PREFIXES = {"BIO": "BI", "IOB1": "BI", "BIOES": "BIES"}
+_PREFIXES = {"BIO": "BI", "IOB1": "BI", "BIOS": "BIS", "BIOES": "BIES", "BMES": "BMES"}
 
 
 def normalize_scheme(scheme):
-    """Returns the canonical name of a scheme: `"BIO"`, `"IOB1"` or `"BIOES"`.
+    """Returns the canonical name of a scheme: one of `SCHEMES`.
 
     Args:
-        scheme: str, one of `"BIO"`, `"IOB2"`, `"IOB1"`, `"BIOES"`, `"IOBES"`
-            (any letter case).
+        scheme: str, one of `"BIO"`, `"IOB2"`, `"IOB1"`, `"BIOS"`, `"BIOES"`,
+            `"IOBES"`, `"BMES"` (any letter case).
 
     Example:
 
@@ -69,7 +76,7 @@ def split_tag(tag, scheme=None):
     Args:
         tag: str, the tag.
         scheme: str or None, the scheme whose prefixes are allowed; None allows
-            any of B, I, E, S. Default None.
+            any of B, I, M, E, S. Default None.
 
     Example:
 
@@ -77,7 +84,7 @@ def split_tag(tag, scheme=None):
     split_tag("I-DATE-TIME")  # ('I', 'DATE-TIME')
     ```
     """
-    prefixes = "BIES" if scheme is None else _PREFIXES[normalize_scheme(scheme)]
+    prefixes = "BIMES" if scheme is None else _PREFIXES[normalize_scheme(scheme)]
     if tag == "O":
         return "O", ""
     if (
@@ -114,9 +121,10 @@ def _ends(prev_prefix, prev_type, prefix, type_):
 def bio_spans(tags):
     """Returns the entities of a tag sequence as `(type, start, end)`, end exclusive.
 
-    Uses the chunk rules of `conlleval`: `B-X` starts an entity, `I-X` continues
-    one of type X and starts a new one after `O` or after another type. `E-`/`S-`
-    tags (BIOES) end an entity. Raises `ValueError` for a malformed tag.
+    Uses the chunk rules of `conlleval`: `B-X` starts an entity, `I-X` (or `M-X`)
+    continues one of type X and starts a new one after `O` or after another type.
+    `E-`/`S-` tags (BIOES, BMES, BIOS) end an entity. Raises `ValueError` for a
+    malformed tag.
 
     Args:
         tags: list of str, the tags of one sentence.
@@ -132,6 +140,7 @@ def bio_spans(tags):
     start = None
     for i, tag in enumerate(list(tags) + ["O"]):
         prefix, type_ = split_tag(tag)
+        prefix = "I" if prefix == "M" else prefix
         if start is not None and _ends(prev_prefix, prev_type, prefix, type_):
             spans.append((prev_type, start, i))
             start = None
@@ -144,14 +153,16 @@ def bio_spans(tags):
 def _render(spans, length, scheme):
     tags = ["O"] * length
     previous_end, previous_type = None, None
+    inside = "M" if scheme == "BMES" else "I"
     for type_, start, end in spans:
-        if scheme == "BIOES":
+        if scheme in ("BIOS", "BIOES", "BMES"):
             if end - start == 1:
                 tags[start] = f"S-{type_}"
             else:
                 tags[start] = f"B-{type_}"
-                tags[start + 1 : end - 1] = [f"I-{type_}"] * (end - start - 2)
-                tags[end - 1] = f"E-{type_}"
+                tags[start + 1 : end] = [f"{inside}-{type_}"] * (end - start - 1)
+                if scheme != "BIOS":
+                    tags[end - 1] = f"E-{type_}"
         else:
             tags[start:end] = [f"I-{type_}"] * (end - start)
             if scheme == "BIO" or (previous_end == start and previous_type == type_):
@@ -173,7 +184,7 @@ def to_bio(tags, scheme):
 
     Args:
         tags: list of str, the tags of one sentence in `scheme`.
-        scheme: str, the scheme of `tags`: `"BIO"`, `"IOB1"` or `"BIOES"`.
+        scheme: str, the scheme of `tags`: one of `SCHEMES` (or an alias).
 
     Returns:
         A new list of BIO tags. Raises `ValueError` for a tag outside `scheme`.
@@ -197,7 +208,7 @@ def from_bio(tags, scheme):
 
     Args:
         tags: list of str, the BIO tags of one sentence.
-        scheme: str, the target scheme: `"BIO"`, `"IOB1"` or `"BIOES"`.
+        scheme: str, the target scheme: one of `SCHEMES` (or an alias).
 
     Returns:
         A new list of tags in `scheme`. Raises `ValueError` for a tag outside BIO.
@@ -211,6 +222,54 @@ def from_bio(tags, scheme):
     scheme = normalize_scheme(scheme)
     _check_tags(tags, "BIO")
     return _render(bio_spans(tags), len(tags), scheme)
+
+
+def starts_inside(tags, scheme):
+    """Whether a sentence begins inside an entity, written as `scheme` writes one.
+
+    Corpora that cut a long sentence in the middle of an entity leave the next piece
+    starting with `I-X` (or `M-X`, `E-X`). Such a sentence is well formed when
+    `["B-X"] + tags` is exactly what `scheme` writes; it is read as an entity
+    starting at its first token. Never true for IOB1, where `I-X` starts entities.
+
+    Args:
+        tags: list of str, the tags of one sentence.
+        scheme: str, one of `SCHEMES` (or an alias).
+
+    Example:
+
+    ```python
+    starts_inside(["I-ORG", "I-ORG", "O", "S-LOC"], "BIOS")  # True
+    ```
+    """
+    scheme = normalize_scheme(scheme)
+    if scheme == "IOB1" or not tags or tags[0][:2] not in ("I-", "M-", "E-"):
+        return False
+    head = [f"B-{tags[0][2:]}", *tags]
+    return _render(bio_spans(head), len(head), scheme) == head
+
+
+def misfits(tags, scheme):
+    """Positions of the tags that `scheme` would write otherwise (an empty list: fits).
+
+    A sentence fits a scheme when `from_bio(to_bio(tags))` gives it back, or when it
+    begins inside an entity (`starts_inside`). Raises `ValueError` for a malformed tag.
+
+    Args:
+        tags: list of str, the tags of one sentence.
+        scheme: str, one of `SCHEMES` (or an alias).
+
+    Example:
+
+    ```python
+    misfits(["B-PER", "I-PER", "O"], "BIOES")  # [1]
+    ```
+    """
+    tags = list(tags)
+    if starts_inside(tags, scheme):
+        return []
+    written = _render(bio_spans(tags), len(tags), normalize_scheme(scheme))
+    return [i for i, (a, b) in enumerate(zip(tags, written)) if a != b]
 
 
 def validate_bio(tags, strict=True):
@@ -273,33 +332,39 @@ def repair_bio(tags):
 
 
 def detect_scheme(tag_sequences):
-    """Guesses the scheme of a corpus: `"BIOES"`, `"IOB1"` or `"BIO"`.
+    """Guesses the scheme of a corpus: the simplest one that fits every sentence.
 
-    `"BIOES"` when any tag has an `E-` or `S-` prefix; `"IOB1"` when some entity
-    starts with `I-` and every `B-X` directly follows an entity of type X;
-    `"BIO"` otherwise (also for a corpus without entities).
+    A sentence fits a scheme when each tag uses one of the scheme's prefixes and the
+    sentence is written the way the scheme writes its entities (`misfits`: an empty
+    list; a sentence may begin inside an entity). Of the schemes every sentence fits, the first of
+    `SCHEMES` wins (BIO, IOB1, BIOS, BIOES, BMES): a corpus with only `O` is BIO, one
+    with `S-` singles and `B-`/`I-` but no `E-` is BIOS, one whose longer entities
+    all have an `E-` is BIOES. When no scheme fits (an ill-formed corpus), the one
+    with the fewest tags outside its prefixes, then the fewest misfit tags, wins,
+    so that reading the corpus in it names the first wrong tag.
 
     Args:
         tag_sequences: iterable of lists of str, the tags of each sentence.
+
+    Returns:
+        str, one of `SCHEMES`. Raises `ValueError` for a malformed tag.
 
     Example:
 
     ```python
     detect_scheme([["I-PER", "O"], ["I-LOC", "B-LOC"]])  # 'IOB1'
+    detect_scheme([["S-PER", "O", "B-LOC", "I-LOC"]])  # 'BIOS'
     ```
     """
-    i_starts = 0
-    free_b_starts = 0
+    outside = dict.fromkeys(SCHEMES, 0)
+    wrong = dict.fromkeys(SCHEMES, 0)
     for tags in tag_sequences:
-        previous_prefix, previous_type = "O", ""
-        for tag in tags:
-            prefix, type_ = split_tag(tag)
-            if prefix in ("E", "S"):
-                return "BIOES"
-            continues = previous_prefix in ("B", "I") and previous_type == type_
-            if prefix == "I" and not continues:
-                i_starts += 1
-            if prefix == "B" and not continues:
-                free_b_starts += 1
-            previous_prefix, previous_type = prefix, type_
-    return "IOB1" if i_starts and not free_b_starts else "BIO"
+        tags = list(tags)
+        spans = bio_spans(tags)  # read once; misfits(tags, scheme) for each scheme
+        prefixes = Counter(tag[0] for tag in tags if tag != "O")
+        for scheme in SCHEMES:
+            outside[scheme] += sum(n for p, n in prefixes.items() if p not in _PREFIXES[scheme])
+            written = _render(spans, len(tags), scheme)
+            if written != tags and not starts_inside(tags, scheme):
+                wrong[scheme] += sum(a != b for a, b in zip(tags, written))
+    return min(SCHEMES, key=lambda s: (outside[s], wrong[s], SCHEMES.index(s)))

@@ -14,7 +14,7 @@ def to_output(bio_tags, scheme):
 
     Args:
         bio_tags: list of str.
-        scheme: str, "BIO", "IOB1", "BIOES" or "none".
+        scheme: str, one of `schemes.SCHEMES` or "none".
     """
     if scheme == "none":
         return list(bio_tags)
@@ -26,7 +26,7 @@ def _tag_order(tags):
         if tag == "O":
             return ("", 0)
         if entity_like([tag]):
-            return (tag[2:], "BIES".index(tag[0]) + 1)
+            return (tag[2:], "BIMES".index(tag[0]) + 1)
         return (tag, 0)
 
     return sorted(tags, key=key)
@@ -63,7 +63,7 @@ def score_split(split_name, sentences, predicted_bio, scheme):
         split_name: str.
         sentences: list of {"tokens", "tags" (BIO for entity tags), "source"}.
         predicted_bio: list of lists of str, predicted tags (BIO for entity tags).
-        scheme: str, the input scheme ("BIO", "IOB1", "BIOES") or "none".
+        scheme: str, the input scheme (one of `schemes.SCHEMES`) or "none".
     """
     from elman.core.evaluate import EvalResult
     from elman.tasks.tagging.metrics import entity_errors, evaluate_tagging

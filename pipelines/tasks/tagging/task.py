@@ -6,7 +6,7 @@ internally, builds word and character vocabularies on the training split only, t
 a `models.SequenceTagger` (softmax or CRF head, optional character features) with the
 house training loop, and scores every gold position: entity-level precision/recall/F1
 exactly as `conlleval` computes them, token accuracy, and per-tag accuracy for free tag
-sets such as POS. Tags are written back in the input's scheme (BIO, IOB1 or BIOES).
+sets such as POS. Tags are written back in the input's scheme (BIO, IOB1, BIOS, BIOES, BMES).
 
 A run folder holds everything needed to tag new text: `model.keras` (the tagger: word
 ids, plus char ids, in; tag potentials out; `predict` gives tag ids; loads with safe

@@ -29,7 +29,7 @@ class Vocabularies:
     words: list  # id → word; 0 padding, 1 OOV
     chars: list  # id → char; 0 padding, 1 OOV
     tags: list  # id → tag (entity tags in BIO)
-    scheme: str  # the input scheme ("BIO", "IOB1", "BIOES"), or "none" for free tags
+    scheme: str  # the input scheme (one of schemes.SCHEMES), or "none" for free tags
     lowercase: bool = False
     char_lowercase: bool = False
     max_word_length: int = 20
