@@ -1,4 +1,5 @@
-"""Sequence tagger: word (+ char) embeddings → recurrent encoder → softmax or CRF head."""
+"""Sequence tagger: word (+ char, bigram, shape) embeddings → recurrent encoder → softmax
+or CRF head."""
 
 import keras
 
@@ -30,7 +31,8 @@ def _scale_for_replicas(loss):
 
 
 def _check_arguments(vocabulary_size, num_tags, embedding_dim, head, char_features,
-                     char_vocabulary_size, constraint, dropout, word_dropout):
+                     char_vocabulary_size, constraint, dropout, word_dropout, sizes=(),
+                     optional_sizes=()):
     """Raises ValueError for arguments SequenceTagger cannot build from."""
     if head not in _HEADS:
         raise ValueError(f"Expected head to be one of {set(_HEADS)}. Received: head={head!r}")
@@ -40,7 +42,7 @@ def _check_arguments(vocabulary_size, num_tags, embedding_dim, head, char_featur
             f"Received: char_features={char_features!r}"
         )
     for name, value in (("vocabulary_size", vocabulary_size), ("num_tags", num_tags),
-                        ("embedding_dim", embedding_dim)):
+                        ("embedding_dim", embedding_dim), *sizes):
         if not isinstance(value, int) or value < 1:
             raise ValueError(
                 f"Expected {name} to be a positive int. Received: {name}={value!r}")
@@ -52,6 +54,11 @@ def _check_arguments(vocabulary_size, num_tags, embedding_dim, head, char_featur
             f"char_features={char_features!r}. "
             f"Received: char_vocabulary_size={char_vocabulary_size!r}"
         )
+    for name, value in optional_sizes:  # None, or a positive int
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or value < 1):
+            raise ValueError(
+                f"Expected {name} to be None or a positive int. Received: {name}={value!r}")
     if constraint is not None and head != "crf":
         raise ValueError(
             f"Expected head='crf' with constraint={constraint!r}. Received: head={head!r}"
@@ -67,12 +74,16 @@ def _check_arguments(vocabulary_size, num_tags, embedding_dim, head, char_featur
 class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
     """Tags each word of a sentence: embeddings → (Bi)LSTM/GRU → softmax or CRF.
 
-    Inputs are word ids [batch, length] (0 = padding, right padded), or with
-    `char_features` a dict `{"words": [batch, length], "chars": [batch, length,
-    chars]}` (char id 0 = padding). Calling the model returns the tag potentials
-    [batch, length, num_tags] (logits). `predict` / `predict_on_batch` return the
-    tag ids [batch, length] (int32, 0 at padding): the argmax for the softmax head,
-    the Viterbi path for the CRF head (see `decode`).
+    Inputs are word ids [batch, length] (0 = padding, right padded), or with any
+    other feature a dict of `"words"` [batch, length] and: with `char_features`,
+    `"chars"` [batch, length, chars] (char id 0 = padding); with
+    `bigram_vocabulary_size`, `"bigrams"` [batch, length, 2] (each word's two bigram
+    ids, both embedded by one table and concatenated); with `shape_vocabulary_size`,
+    `"shapes"` [batch, length] (a shape id per word). The features of each word are
+    concatenated to its word embedding in that order. Calling the model returns the
+    tag potentials [batch, length, num_tags] (logits). `predict` / `predict_on_batch`
+    return the tag ids [batch, length] (int32, 0 at padding): the argmax for the
+    softmax head, the Viterbi path for the CRF head (see `decode`).
 
     The model computes its own loss, over real tokens only: token-averaged
     cross-entropy (softmax head) or the CRF negative log-likelihood summed over
@@ -110,6 +121,13 @@ class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
             training, drawn anew for each batch (`WordDropout`). Default 0.0.
         recurrent_dropout: float in [0, 1), variational dropout on the recurrent state
             (disables cuDNN). Default 0.0.
+        bigram_vocabulary_size: int or None, number of bigram ids (padding and OOV
+            included); None: no `"bigrams"` input. Default None.
+        bigram_embedding_dim: int, bigram embedding size (each word gets two: the
+            bigram ending at it and the one starting at it). Default 50.
+        shape_vocabulary_size: int or None, number of shape ids (padding included);
+            None: no `"shapes"` input. Default None.
+        shape_embedding_dim: int, shape embedding size. Default 5.
 
     Example:
 
@@ -127,9 +145,14 @@ class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
                  char_features="none", char_vocabulary_size=None, char_embedding_dim=25,
                  char_units=25, tag_names=None, constraint=None,
                  embeddings_initializer="uniform", embedding_trainable=True, word_dropout=0.0,
-                 recurrent_dropout=0.0, **kwargs):
+                 recurrent_dropout=0.0, bigram_vocabulary_size=None, bigram_embedding_dim=50,
+                 shape_vocabulary_size=None, shape_embedding_dim=5, **kwargs):
         _check_arguments(vocabulary_size, num_tags, embedding_dim, head, char_features,
-                         char_vocabulary_size, constraint, dropout, word_dropout)
+                         char_vocabulary_size, constraint, dropout, word_dropout,
+                         sizes=(("bigram_embedding_dim", bigram_embedding_dim),
+                                ("shape_embedding_dim", shape_embedding_dim)),
+                         optional_sizes=(("bigram_vocabulary_size", bigram_vocabulary_size),
+                                         ("shape_vocabulary_size", shape_vocabulary_size)))
 
         # === Layers (the CRF is outside the graph: the graph ends in potentials) ===
         encoder = RecurrentEncoder(cell=cell, units=units, num_layers=num_layers,
@@ -148,14 +171,31 @@ class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
         x = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True,
                                    embeddings_initializer=embeddings_initializer,
                                    trainable=embedding_trainable, name="word_embedding")(ids)
-        inputs = words
+        inputs, extra = {"words": words}, []
         if char_features != "none":
             chars = keras.Input(shape=(None, None), dtype="int32", name="chars")
-            char_x = CharWordFeatures(char_vocabulary_size, method=char_features,
-                                      embedding_dim=char_embedding_dim, units=char_units,
-                                      name="char_features")(chars)
-            x = JoinWordFeatures(name="word_and_char_features")([x, char_x])
-            inputs = {"words": words, "chars": chars}
+            extra.append(CharWordFeatures(char_vocabulary_size, method=char_features,
+                                          embedding_dim=char_embedding_dim, units=char_units,
+                                          name="char_features")(chars))
+            inputs["chars"] = chars
+        if bigram_vocabulary_size is not None:
+            bigrams = keras.Input(shape=(None, 2), dtype="int32", name="bigrams")
+            b = keras.layers.Embedding(bigram_vocabulary_size, bigram_embedding_dim,
+                                       name="bigram_embedding")(bigrams)
+            extra.append(keras.layers.Reshape((-1, 2 * bigram_embedding_dim),
+                                              name="bigram_features")(b))
+            inputs["bigrams"] = bigrams
+        if shape_vocabulary_size is not None:
+            shapes = keras.Input(shape=(None,), dtype="int32", name="shapes")
+            extra.append(keras.layers.Embedding(shape_vocabulary_size, shape_embedding_dim,
+                                                name="shape_embedding")(shapes))
+            inputs["shapes"] = shapes
+        if extra:
+            name = ("word_and_char_features" if list(inputs) == ["words", "chars"]
+                    else "word_features")
+            x = JoinWordFeatures(name=name)([x, *extra])
+        else:
+            inputs = words
         if dropout:
             x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
         x = encoder(x)
@@ -184,6 +224,10 @@ class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
         self.embedding_trainable = embedding_trainable
         self.word_dropout = word_dropout
         self.recurrent_dropout = recurrent_dropout
+        self.bigram_vocabulary_size = bigram_vocabulary_size
+        self.bigram_embedding_dim = bigram_embedding_dim
+        self.shape_vocabulary_size = shape_vocabulary_size
+        self.shape_embedding_dim = shape_embedding_dim
 
     def decode(self, potentials, mask):
         """Tag ids [batch, length] (int32, 0 at padding) from potentials and mask.
@@ -280,4 +324,8 @@ class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
             "embedding_trainable": self.embedding_trainable,
             "word_dropout": self.word_dropout,
             "recurrent_dropout": self.recurrent_dropout,
+            "bigram_vocabulary_size": self.bigram_vocabulary_size,
+            "bigram_embedding_dim": self.bigram_embedding_dim,
+            "shape_vocabulary_size": self.shape_vocabulary_size,
+            "shape_embedding_dim": self.shape_embedding_dim,
         }

@@ -39,13 +39,18 @@ class DataConfig:
 class TokenizerConfig:
     """How raw text becomes token ids (the tokenizer is saved inside the model)."""
 
-    level: str = "cjk"  # cjk: Han characters one by one, Latin words whole; word; char
+    level: str = "cjk"  # cjk: Han characters one by one, Latin words whole; word; char;
+    # subword: SentencePiece pieces learned on train (vocabulary_size, algorithm)
     lowercase: bool = True  # lower-case before splitting
     punctuation: str = "split"  # split: punctuation marks are tokens; strip: removed; keep
     max_tokens: int = 20000  # vocabulary cap, including padding and OOV
     min_count: int = 1  # tokens seen fewer times in train map to OOV
     max_length: int = 200  # longest token sequence the model sees
     truncation: str = "post"  # post: keep the first max_length tokens; pre: keep the last
+    vocabulary_size: int = 8000  # subword level: pieces learned (ids 0-3 included)
+    algorithm: str = "unigram"  # subword level: unigram or bpe (SentencePiece)
+    character_coverage: float = 1.0  # subword level: share of train's characters kept
+    # as pieces (the rarest of the rest map to unknown; 0.9995 suits Chinese)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,7 +116,8 @@ class TrainConfig:
 
 
 _CHOICES = {
-    "tokenizer.level": ("cjk", "word", "char"),
+    "tokenizer.level": ("cjk", "word", "char", "subword"),
+    "tokenizer.algorithm": ("unigram", "bpe"),
     "tokenizer.punctuation": ("split", "strip", "keep"),
     "tokenizer.truncation": ("post", "pre"),
     "chars.features": ("none", "cnn", "lstm"),
@@ -140,7 +146,7 @@ _AT_MOST = {"units": 16_384, "dim": 16_384, "embedding_dim": 16_384, "num_layers
             "batch_size": 1_000_000, "eval_batch_size": 1_000_000, "max_length": 100_000,
             "max_tokens": 50_000_000, "max_vocabulary": 50_000_000, "epochs": 1_000_000,
             "ensemble": 100, "max_word_length": 1_000, "kernel_size": 1_000,
-            "chunk_length": 100_000, "batch_tokens": 50_000_000}
+            "chunk_length": 100_000, "batch_tokens": 50_000_000, "vocabulary_size": 1_000_000}
 
 
 def _check_range(key, value, source):
@@ -157,6 +163,11 @@ def _check_range(key, value, source):
             raise UserError(f"'{key}' must be at least 0 (0: no pretraining); got {value}",
                             path=source)
         return
+    if name == "vocabulary_size" and isinstance(value, int) and value < 8:
+        raise UserError(f"'{key}' must be at least 8 (4 reserved ids and some pieces); "
+                        f"got {value}", path=source)
+    if name == "character_coverage" and not 0.9 <= value <= 1.0:
+        raise UserError(f"'{key}' must be in [0.9, 1]; got {value:g}", path=source)
     if key == "pretrain.rate" and not 0.0 < value < 1.0:
         raise UserError(f"'{key}' must be in (0, 1); got {value:g}", path=source)
     if key == "embedding.adversarial" and not value >= 0.0:
@@ -188,6 +199,11 @@ def _coerce(value, typ, key, source, choices=None):
     elif typ is str:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return str(value)
+    elif typing.get_origin(typ) is tuple:  # tuple[int, ...]: a TOML list of integers
+        if isinstance(value, (list, tuple)) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return tuple(value)
+        raise UserError(f"'{key}' expects a list of integers, got {value!r}", path=source)
     raise UserError(
         f"'{key}' expects a {typ.__name__}, got {value!r}", path=source
     )

@@ -123,3 +123,11 @@ def test_quick_bench_writes_bench_json(tmp_path):
     assert trace["trace_sentences_per_s"] > 0 and trace["predict_sentences_per_s"] > 0
     assert "[1] speedup" in done.stdout and "bench.json" in done.stdout
     assert "[7] sentiment trace vs plain prediction (default)" in done.stdout
+    tok = result["tokenizers"]  # issue 17: same sentences for the three tokenizers
+    assert {r["sentences_seen"] for r in tok["tokenizers"].values()} == {tok["sentences"]}
+    assert "[8] tokenizer sentences/s in the graph" in done.stdout
+    beams = result["tasks"]["translation"]["beam_vs_greedy"]
+    assert beams["sentences"] == result["tasks"]["translation"]["sentences"]
+    assert beams["beam_8_over_greedy_time"] == pytest.approx(
+        beams["greedy_sentences_per_s"] / beams["beam_8_sentences_per_s"])
+    assert "[4] translation: beam_vs_greedy.beam_4_over_greedy_time" in done.stdout

@@ -347,7 +347,8 @@ def test_config_format_choices_are_per_task():
         config_lib.load_config("translation", None, ["data.format=csv"])
     preset = config_lib.load_config("translation", config_lib.preset_path(
         "translation", "tatoeba-fra"))
-    assert preset.target_tokenizer.level == "word" and preset.eval.lowercase
+    assert preset.target_tokenizer.level == "subword" and not preset.eval.lowercase
+    assert not preset.target_tokenizer.lowercase and preset.eval.beam_widths == (1, 4, 8)
 
 
 # ------------------------------------------------------------------------ user errors

@@ -104,6 +104,9 @@ def table(result):
     from elman.bench.trace import table_rows as trace_rows
 
     rows.extend(trace_rows(result.get("trace", {})))
+    from elman.bench.tokenizer_speed import table_rows as tokenizer_rows
+
+    rows.extend(tokenizer_rows(result.get("tokenizers", {})))
     for name, reason in result.get("skipped", {}).items():
         rows.append((f"skipped: {name}", reason))
     width = max(len(r[0]) for r in rows)

@@ -16,9 +16,15 @@ Rows (all ratios are measured in the same run, on the same data and model size):
    2·4·(in+units)·units per direction, GRU 2·3·(in+units)·units; training ≈ 3×
    forward) against a dense float32 matmul measured in the same run.
 4. The decoding and generation ratios of the translation and language-model
-   pipelines, and the tagger's speeds (each task module's `benchmark()`).
+   pipelines, and the tagger's speeds (each task module's `benchmark()`); for
+   translation also beam search (widths 4 and 8) against greedy decoding on the same
+   sentences (`elman.bench.beam_speed`, issue 17).
 5. Issue 2's sentiment rows: training tokens/s and prediction sentences/s
    (raw strings through the exported inference model) on the toy and SST-2 data.
+8. Tokenizer sentences/s in the graph (issue 17): the word-level tokenizer against
+   SentencePiece unigram and BPE, fitted on and timed on the same English sentences
+   (`elman.bench.tokenizer_speed`; tatoeba's English side, or the toy pairs' in quick
+   mode or when tatoeba is absent).
 
 Throughputs are steady-state: the first batch of each timed run (tracing) is
 excluded, identically for every pipeline. Nothing here is a test: CI only checks
@@ -237,6 +243,10 @@ def run_bench(args):
 
     log("[7] reading trace vs plain prediction ...")
     result["trace"] = trace_vs_predict(quick=quick, log=log)
+    from elman.bench.tokenizer_speed import bench_section as tokenizer_section
+
+    log("[8] tokenizer speed in the graph ...")
+    result["tokenizers"] = tokenizer_section(quick, result["skipped"], log)
     if not quick:  # issue 14: `elman serve` under load, batching on vs off, side by side
         from elman.bench import load as load_bench
 

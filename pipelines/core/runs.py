@@ -1,7 +1,8 @@
 """Run folders: `runs/<task>/<run-id>/` holds everything needed to reuse a run.
 
 `run.json` marks a folder as a run (task, id, report folder, label names, ...),
-`config.toml`/`config.json` hold the resolved config, `vocabulary.txt` the tokens,
+`config.toml`/`config.json` hold the resolved config, `vocabulary.txt` the tokens (a
+subword run's learned tokenizer is in `tokenizer.json`),
 `model.keras` the inference model (raw strings in) and `saved_model/` its export.
 """
 
@@ -90,6 +91,7 @@ def load_model(run_dir):
 
     from elman import models
     from elman.core.split import sha256
+    import elman.text.subword  # noqa: F401  (registers SubwordTokenizer)
     import elman.text.tokenize  # noqa: F401  (registers the tokenizer)
 
     models.import_all()  # registers elman's layers

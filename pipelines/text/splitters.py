@@ -10,13 +10,22 @@ expects, and `join_tokens` goes back from tokens to text.
 import re
 
 EOL_TOKEN = "<eol>"  # ends each line or paragraph of the token stream
-LEVELS = ("word", "character")
+LEVELS = ("word", "character", "subword")
 UNITS = ("line", "paragraph")
 _RESERVED = ("", "[UNK]")  # padding and out-of-vocabulary: never an end-of-line token
 
 # A word (letters/digits/underscore, with inner apostrophes or hyphens kept:
 # "don't", "state-of-the-art") or one punctuation/symbol character.
 _WORD_PATTERN = re.compile(r"\w+(?:['’-]\w+)*|[^\w\s]")
+
+
+def text_units(lines, unit="line", lowercase=False):
+    """The texts `tokenize_lines` tokenizes, each followed by one end-of-line token: the
+    non-blank lines, or the paragraphs (blank-line blocks joined by a space),
+    lower-cased when asked (what a subword model of the stream is learned from)."""
+    if unit not in UNITS:
+        raise ValueError(f"Expected unit to be one of {set(UNITS)}. Received: unit={unit!r}")
+    return [text.lower() if lowercase else text for text in _units(lines, unit)]
 
 
 def _units(lines, unit):
@@ -33,24 +42,29 @@ def _units(lines, unit):
     return units
 
 
-def tokenize_lines(lines, level="word", lowercase=False, unit="line", eol_token=EOL_TOKEN):
+def tokenize_lines(lines, level="word", lowercase=False, unit="line", eol_token=EOL_TOKEN,
+                   pieces=None):
     """Turn lines of text into one token stream with an end-of-line token after each unit.
 
     Word level splits punctuation off words (`"Hello, world!"` → `Hello , world !`)
     and keeps inner apostrophes and hyphens (`don't`, `well-known`); text
     without spaces (Chinese, Japanese) stays one token per run, so segment it
     first or use character level. Character level keeps every character,
-    spaces included. Blank lines hold no tokens: with `unit="line"` they add
+    spaces included. Subword level splits each line with `pieces` (a learned
+    SentencePiece model, `elman.text.pieces.PieceSplitter`). Blank lines hold no
+    tokens: with `unit="line"` they add
     nothing, with `unit="paragraph"` they separate paragraphs.
 
     Args:
         lines: list of str, the text, one entry per line.
-        level: str, `"word"` or `"character"`. Default `"word"`.
+        level: str, `"word"`, `"character"` or `"subword"`. Default `"word"`.
         lowercase: bool, lower-case the text first. Default False.
         unit: str, `"line"` (one `eol_token` after each non-blank line) or
             `"paragraph"` (the lines of a paragraph joined by a space, one
             `eol_token` after each paragraph). Default `"line"`.
         eol_token: str, the end-of-line token. Default `"<eol>"`.
+        pieces: callable str → list of str, the subword splitter (subword level
+            only). Default None.
 
     Returns:
         list of str, the token stream.
@@ -71,12 +85,17 @@ def tokenize_lines(lines, level="word", lowercase=False, unit="line", eol_token=
             f"Expected eol_token to be a non-empty string other than {_RESERVED[1]!r}. "
             f"Received: eol_token={eol_token!r}"
         )
+    if (level == "subword") != (pieces is not None):
+        raise ValueError("Expected a `pieces` splitter with level 'subword' and only then. "
+                         f"Received: level={level!r}, pieces={pieces!r}")
     tokens = []
     for text in _units(lines, unit):
         if lowercase:
             text = text.lower()
         if level == "word":
             tokens.extend(_WORD_PATTERN.findall(text))
+        elif level == "subword":
+            tokens.extend(pieces(text))
         else:
             tokens.extend(text)
         tokens.append(eol_token)

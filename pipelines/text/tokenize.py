@@ -19,8 +19,74 @@ _HAN = r"([\p{Han}\x{3040}-\x{30ff}\x{ac00}-\x{d7af}])"  # Han, kana, Hangul syl
 _LEVELS = ("cjk", "word", "char")
 
 
+class TokenIds(keras.layers.Layer):
+    """What every tokenizer layer shares: a vocabulary after padding (id 0) and OOV (id 1),
+    a truncation policy, and padded ids from `call`. Subclasses define `split` (ragged
+    string tokens before truncation) and `ragged_ids` (truncated ragged ids)."""
+
+    def _set_limits(self, lowercase, max_length, truncation):
+        """Checks and keeps the settings every tokenizer has."""
+        if truncation not in ("post", "pre"):
+            raise ValueError("Expected truncation to be one of {'post', 'pre'}. "
+                             f"Received: truncation={truncation!r}")
+        if not isinstance(max_length, int) or max_length < 1:
+            raise ValueError(f"Expected max_length to be a positive int. "
+                             f"Received: max_length={max_length!r}")
+        self.lowercase = bool(lowercase)
+        self.max_length = max_length
+        self.truncation = truncation
+
+    @property
+    def vocabulary_size(self):
+        """int, number of ids including padding (0) and OOV (1)."""
+        return len(self.vocabulary) + 2
+
+    def get_vocabulary(self):
+        """Returns the id → token list (index 0 padding, 1 OOV)."""
+        return [PAD, OOV] + self.vocabulary
+
+    def build(self, input_shape=None):
+        self.built = True  # lookup tables are created in __init__; no weights
+
+    def truncate(self, tokens):
+        """Applies the truncation policy to a ragged [batch, tokens] tensor."""
+        if self.truncation == "post":
+            return tokens[:, : self.max_length]
+        lengths = tokens.row_lengths()
+        start = tf.maximum(lengths - self.max_length, 0)
+        keep = tf.ragged.range(start, lengths)
+        return tf.gather(tokens, keep, batch_dims=1)
+
+    def truncation_info(self, texts):
+        """What truncation does to each text: None when it is read whole, else {"tokens":
+        tokens in the text, "read": tokens kept (`max_length`), "kept": "first" or "last"}.
+
+        Args:
+            texts: list of str.
+        """
+        if not texts:
+            return []
+        lengths = self.split(tf.constant(list(texts), tf.string)).row_lengths().numpy()
+        kept = "first" if self.truncation == "post" else "last"
+        return [None if n <= self.max_length else
+                {"tokens": int(n), "read": self.max_length, "kept": kept} for n in lengths]
+
+    def call(self, texts):
+        texts = tf.reshape(tf.convert_to_tensor(texts, dtype=tf.string), [-1])
+        dense = self.ragged_ids(texts).to_tensor(default_value=0)
+        # never return zero steps: a recurrent layer needs at least one position
+        pad = tf.maximum(1 - tf.shape(dense)[1], 0)
+        return tf.pad(dense, [[0, 0], [0, pad]])
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], None)
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor((inputs.shape[0], None), dtype="int64")
+
+
 @keras.saving.register_keras_serializable(package="elman")
-class TextTokenizer(keras.layers.Layer):
+class TextTokenizer(TokenIds):
     """Splits raw strings into tokens and maps them to ids, padded per batch.
 
     Args:
@@ -52,34 +118,14 @@ class TextTokenizer(keras.layers.Layer):
         if punctuation not in ("split", "strip", "keep"):
             raise ValueError("Expected punctuation to be one of {'split', 'strip', 'keep'}. "
                              f"Received: punctuation={punctuation!r}")
-        if truncation not in ("post", "pre"):
-            raise ValueError("Expected truncation to be one of {'post', 'pre'}. "
-                             f"Received: truncation={truncation!r}")
-        if not isinstance(max_length, int) or max_length < 1:
-            raise ValueError(f"Expected max_length to be a positive int. "
-                             f"Received: max_length={max_length!r}")
         self.vocabulary = list(vocabulary or [])
         self.level = level
-        self.lowercase = bool(lowercase)
         self.punctuation = punctuation
-        self.max_length = max_length
-        self.truncation = truncation
+        self._set_limits(lowercase, max_length, truncation)
         self.lookup = keras.layers.StringLookup(
             vocabulary=self.vocabulary or None, mask_token=PAD, oov_token=OOV,
             num_oov_indices=1, output_mode="int", name="lookup",
         ) if self.vocabulary else None
-
-    @property
-    def vocabulary_size(self):
-        """int, number of ids including padding (0) and OOV (1)."""
-        return len(self.vocabulary) + 2
-
-    def get_vocabulary(self):
-        """Returns the id → token list (index 0 padding, 1 OOV)."""
-        return [PAD, OOV] + self.vocabulary
-
-    def build(self, input_shape=None):
-        self.built = True  # the lookup table is created in __init__; no weights
 
     def split(self, texts):
         """Splits a 1-D string tensor into a ragged [batch, tokens] string tensor."""
@@ -100,29 +146,6 @@ class TextTokenizer(keras.layers.Layer):
             texts = tf.strings.regex_replace(texts, _HAN, r" \1 ")
         return tf.strings.split(texts)
 
-    def truncate(self, tokens):
-        """Applies the truncation policy to a ragged [batch, tokens] tensor."""
-        if self.truncation == "post":
-            return tokens[:, : self.max_length]
-        lengths = tokens.row_lengths()
-        start = tf.maximum(lengths - self.max_length, 0)
-        keep = tf.ragged.range(start, lengths)
-        return tf.gather(tokens, keep, batch_dims=1)
-
-    def truncation_info(self, texts):
-        """What truncation does to each text: None when it is read whole, else {"tokens":
-        tokens in the text, "read": tokens kept (`max_length`), "kept": "first" or "last"}.
-
-        Args:
-            texts: list of str.
-        """
-        if not texts:
-            return []
-        lengths = self.split(tf.constant(list(texts), tf.string)).row_lengths().numpy()
-        kept = "first" if self.truncation == "post" else "last"
-        return [None if n <= self.max_length else
-                {"tokens": int(n), "read": self.max_length, "kept": kept} for n in lengths]
-
     def ragged_ids(self, texts):
         """Returns the truncated ids as a ragged int64 [batch, tokens] tensor."""
         tokens = self.truncate(self.split(texts))
@@ -130,19 +153,6 @@ class TextTokenizer(keras.layers.Layer):
             raise ValueError("TextTokenizer has no vocabulary; build one with fit_vocabulary")
         ids = self.lookup(tokens.flat_values)
         return tokens.with_flat_values(tf.cast(ids, tf.int64))
-
-    def call(self, texts):
-        texts = tf.reshape(tf.convert_to_tensor(texts, dtype=tf.string), [-1])
-        dense = self.ragged_ids(texts).to_tensor(default_value=0)
-        # never return zero steps: a recurrent layer needs at least one position
-        pad = tf.maximum(1 - tf.shape(dense)[1], 0)
-        return tf.pad(dense, [[0, 0], [0, pad]])
-
-    def compute_output_shape(self, input_shape):
-        return (input_shape[0], None)
-
-    def compute_output_spec(self, inputs):
-        return keras.KerasTensor((inputs.shape[0], None), dtype="int64")
 
     def get_config(self):
         config = super().get_config()
@@ -256,8 +266,13 @@ def char_ids_from_config(cfg, chars, max_word_length=20):
 
 
 def tokenizer_from_config(cfg, vocabulary=None):
-    """Builds a TextTokenizer from a TokenizerConfig."""
-    return TextTokenizer(vocabulary=vocabulary, level=cfg.level, lowercase=cfg.lowercase,
+    """Builds a TextTokenizer from a TokenizerConfig.
+
+    A subword config gives the cjk splitter (words, Han characters one by one): what
+    counts tokens before the subword model is learned (length filters, char features).
+    """
+    level = "cjk" if cfg.level == "subword" else cfg.level
+    return TextTokenizer(vocabulary=vocabulary, level=level, lowercase=cfg.lowercase,
                          punctuation=cfg.punctuation, max_length=cfg.max_length,
                          truncation=cfg.truncation, name="tokenizer")
 
@@ -283,8 +298,13 @@ def fit_vocabulary(cfg, texts, reserved=()):
         reserved: tokens placed first whatever their count (e.g. start/end markers).
 
     Returns:
-        A TextTokenizer with the fitted vocabulary.
+        A TextTokenizer with the fitted vocabulary, or for level "subword" a
+        `elman.text.subword.SubwordTokenizer` with a SentencePiece model learned on them.
     """
+    if cfg.level == "subword":
+        from elman.text.subword import fit_subword
+
+        return fit_subword(cfg, texts, reserved)
     counts = collections.Counter(t for row in split_all(tokenizer_from_config(cfg), texts)
                                  for t in row)
     ranked = sorted((t for t, c in counts.items() if c >= cfg.min_count and t not in reserved),

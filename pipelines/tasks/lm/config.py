@@ -21,11 +21,16 @@ class LMDataConfig:
 class LMTextConfig:
     """How text becomes tokens and the vocabulary."""
 
-    level: str = "word"  # word: words and punctuation marks; character: every character
+    level: str = "word"  # word: words and punctuation marks; character: every character;
+    # subword: SentencePiece pieces learned on the training text (vocabulary_size, algorithm)
     lowercase: bool = False  # lower-case the text before tokenizing
     unit: str = "line"  # line: <eol> after each line; paragraph: after each blank-line block
     max_vocabulary: int = 10000  # vocabulary cap, padding and [UNK] included; 0: no cap
     min_count: int = 1  # training tokens seen fewer times become [UNK]
+    vocabulary_size: int = 8000  # subword level: pieces learned (4 reserved ids included)
+    algorithm: str = "unigram"  # subword level: unigram or bpe (SentencePiece)
+    character_coverage: float = 1.0  # subword level: share of the training text's
+    # characters kept as pieces (the rarest of the rest become [UNK]; 0.9995 suits Chinese)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,8 +69,9 @@ class LMReportConfig:
     """The generated samples in the report."""
 
     samples: int = 3  # prefixes taken from the validation text
-    prefix_length: int = 0  # tokens per prefix; 0: 3 words or 4 characters
-    sample_length: int = 0  # tokens generated per sample; 0: 30 words or 80 characters
+    prefix_length: int = 0  # tokens per prefix; 0: 3 words or subwords, or 4 characters
+    sample_length: int = 0  # tokens generated per sample; 0: 30 words, 40 subwords or 80
+    # characters
     temperature: float = 0.8  # the sampled (non-greedy) samples' temperature
 
 
@@ -74,7 +80,8 @@ class LMConfig:
     """Everything a language-model run needs."""
 
     choices: typing.ClassVar[dict] = {  # allowed values of this task's own string settings
-        "text.level": ("word", "character"),
+        "text.level": ("word", "character", "subword"),
+        "text.algorithm": ("unigram", "bpe"),
         "text.unit": ("line", "paragraph"),
         "model.cell": ("lstm", "gru", "rnn"),
         "train.mixed_precision": ("none", "float16", "bfloat16"),

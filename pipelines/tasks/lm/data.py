@@ -90,18 +90,19 @@ def load_token_stream(path, level="word", lowercase=False, unit="line", eol_toke
     )
 
 
-def token_stream(lines, text_cfg):
+def token_stream(lines, text_cfg, pieces=None):
     """The token stream of some lines of text, tokenized as the run's config says.
 
     Args:
         lines: list of str (a Split's items).
         text_cfg: LMTextConfig.
+        pieces: the run's `elman.text.pieces.PieceSplitter` at subword level, else None.
 
     Returns:
         list of str, an `<eol>` after each line (or paragraph).
     """
     return tokenize_lines(lines, level=text_cfg.level, lowercase=text_cfg.lowercase,
-                          unit=text_cfg.unit)
+                          unit=text_cfg.unit, pieces=pieces)
 
 
 def _text_split(name, lines, source, digest):
@@ -132,13 +133,17 @@ def _train_and_validation(data_cfg):
 def load_data(cfg):
     """Reads and tokenizes the train/validation/test files (no TensorFlow); fails fast.
 
+    At subword level the SentencePiece model is learned on the training split's text
+    alone (`elman.tasks.lm.vocabulary.learn_subword`), then tokenizes every split.
+
     Args:
         cfg: LMConfig.
 
     Returns:
-        (splits, streams): dict name → `Split` of lines for "train", "validation"
-        and, when given, "test"; dict name → its token stream. Each split's counts
-        hold its non-blank "lines" and its "tokens".
+        (splits, streams, pieces): dict name → `Split` of lines for "train",
+        "validation" and, when given, "test"; dict name → its token stream; the
+        `PieceSplitter` at subword level, else None. Each split's counts hold its
+        non-blank "lines" and its "tokens".
     """
     if not cfg.data.train:
         raise UserError("give a training text file: --data FILE (or data.train in the config)")
@@ -147,15 +152,27 @@ def load_data(cfg):
     if cfg.data.test:
         splits["test"] = _text_split("test", read_text_lines(cfg.data.test), cfg.data.test,
                                      sha256(cfg.data.test))
-    streams = {}
-    for name, split in splits.items():
-        streams[name] = token_stream(split.items, cfg.text)
-        split.counts["tokens"] = len(streams[name])
+    pieces = None
+    if cfg.text.level == "subword":
+        from elman.tasks.lm.vocabulary import learn_subword
+        from elman.text.pieces import PieceSplitter
+
+        pieces = PieceSplitter(learn_subword(train.items, cfg.text))
+    streams = tokenize_splits(splits, cfg.text, pieces)
     if len(streams["train"]) < cfg.train.batch_size:
         raise UserError(f"the training text has {len(streams['train'])} tokens, too few "
                         f"for train.batch_size={cfg.train.batch_size} parallel streams; lower "
                         "train.batch_size or give more text", path=cfg.data.train)
-    return splits, streams
+    return splits, streams, pieces
+
+
+def tokenize_splits(splits, text_cfg, pieces=None):
+    """{name: token stream} of every split; each split's counts get its "tokens"."""
+    streams = {}
+    for name, split in splits.items():
+        streams[name] = token_stream(split.items, text_cfg, pieces)
+        split.counts["tokens"] = len(streams[name])
+    return streams
 
 
 def make_tbptt_dataset(ids, batch_size, chunk_len, drop_remainder=False):

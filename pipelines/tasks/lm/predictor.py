@@ -5,8 +5,8 @@ import math
 
 from elman.errors import UserError
 from elman.tasks.base import Predictor
-from elman.tasks.lm.vocabulary import (decode_ids, detokenize, encode_prefix, read_vocabulary,
-                                       unknown_tokens, VOCABULARY_FILE)
+from elman.tasks.lm.vocabulary import (decode_ids, detokenize, encode_prefix, read_subword,
+                                       read_vocabulary, unknown_tokens, VOCABULARY_FILE)
 
 
 class LMPredictor(Predictor):
@@ -30,6 +30,8 @@ class LMPredictor(Predictor):
         super().__init__(run_dir)
         self.cfg = runs.read_config(self.run_dir, self.task)
         self.vocabulary = read_vocabulary(self.run_dir)
+        # subword level: the SentencePiece model the run learned (`subword.model`)
+        self.pieces = read_subword(self.run_dir) if self.cfg.text.level == "subword" else None
 
     @property
     def model(self):
@@ -44,7 +46,7 @@ class LMPredictor(Predictor):
         """The `top` most likely next tokens after `text`: list of (token, probability)."""
         import numpy as np
 
-        _, ids = encode_prefix(text, self.cfg.text, self.vocabulary)
+        _, ids = encode_prefix(text, self.cfg.text, self.vocabulary, self.pieces)
         logits = np.asarray(self.model(ids[None, :], training=False))[0, -1].astype("float64")
         logits[0] = -np.inf  # padding is never a next token
         probs = np.exp(logits - logits.max())
@@ -93,7 +95,7 @@ class LMPredictor(Predictor):
         for i, text in enumerate(texts, start=1):
             if not text.strip():
                 raise UserError(f"text {i} is empty; expected some text to trace")
-            tokens = token_stream([text], self.cfg.text)
+            tokens = token_stream([text], self.cfg.text, self.pieces)
             ids = encode_stream(tokens, self.vocabulary)
             scored = stream_trace(self.model, ids, 1, top)
             out.append({"text": text, **trace_record(tokens, ids, scored, self.vocabulary)})
@@ -119,7 +121,7 @@ class LMPredictor(Predictor):
         from elman.tasks.lm.vocabulary import encode_stream
 
         path = tasks.get(self.task).evaluation_file(self.cfg, {"data": data}, "a text file")
-        tokens = token_stream(read_text_lines(path), self.cfg.text)
+        tokens = token_stream(read_text_lines(path), self.cfg.text, self.pieces)
         ids = encode_stream(tokens, self.vocabulary)
         streams = max(1, min(self.cfg.train.eval_batch_size, len(ids) - 1))
         scored = stream_trace(self.model, ids, streams, top)
@@ -173,7 +175,8 @@ class LMPredictor(Predictor):
         Returns:
             dict with "prefix", "text" (the tokenized prefix followed by the
             continuation, joined as the run's level does: no spaces at character
-            level, spaces at word level), "tokens" (the generated tokens) and
+            level, spaces at word level, pieces with `▁` as spaces at subword level),
+            "tokens" (the generated tokens) and
             "unknown" (prefix tokens not in the vocabulary, read as [UNK]).
         """
         from elman.tasks.lm.generation import generate
@@ -182,7 +185,7 @@ class LMPredictor(Predictor):
             raise UserError(f"--length must be an integer >= 0; got {length!r}")
         if not (math.isfinite(temperature) and temperature >= 0):
             raise UserError(f"--temperature must be >= 0 (0: greedy); got {temperature}")
-        tokens, ids = encode_prefix(prefix, self.cfg.text, self.vocabulary)
+        tokens, ids = encode_prefix(prefix, self.cfg.text, self.vocabulary, self.pieces)
         generated = decode_ids(generate(self.model, ids, length, temperature=float(temperature),
                                         seed=seed), self.vocabulary)
         return {"prefix": prefix, "text": detokenize(tokens + generated, self.cfg.text.level),

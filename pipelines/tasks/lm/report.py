@@ -11,9 +11,9 @@ from elman.text.splitters import EOL_TOKEN
 
 def sample_settings(cfg):
     """(prefix length, sample length) in tokens: the config's, or the level's defaults."""
-    character = cfg.text.level == "character"
-    prefix = cfg.report.prefix_length or (4 if character else 3)
-    length = cfg.report.sample_length or (80 if character else 30)
+    level = cfg.text.level
+    prefix = cfg.report.prefix_length or (4 if level == "character" else 3)
+    length = cfg.report.sample_length or {"character": 80, "subword": 40}.get(level, 30)
     return prefix, length
 
 
@@ -198,7 +198,7 @@ def _shown(token):
     return "␣" if token == " " else shown(token)
 
 
-def trace_section(model, cfg, vocabulary, stream, validation_bits, report_dir):
+def trace_section(model, cfg, vocabulary, stream, validation_bits, report_dir, pieces=None):
     """The "Reading traces" section: each token's surprisal in bits on the validation line
     the model found hardest and on a typical one, each read on its own from a fresh state
     as `elman predict RUN --trace "line"` reads it.
@@ -210,6 +210,7 @@ def trace_section(model, cfg, vocabulary, stream, validation_bits, report_dir):
         stream: list of str, the validation split's tokens.
         validation_bits: float, the validation cross-entropy in bits per token.
         report_dir: Path, where the plot goes.
+        pieces: the run's `PieceSplitter` at subword level, else None.
     """
     from elman.tasks.lm.data import token_stream
     from elman.tasks.lm.trace import stream_trace, trace_record
@@ -228,7 +229,7 @@ def trace_section(model, cfg, vocabulary, stream, validation_bits, report_dir):
     traces = []
     for tokens, _ in picked.values():
         text = detokenize(tokens[:-1], cfg.text.level)
-        line_tokens = token_stream([text], cfg.text)
+        line_tokens = token_stream([text], cfg.text, pieces)
         ids = encode_stream(line_tokens, vocabulary)
         traces.append({"text": text, **trace_record(line_tokens, ids,
                                                     stream_trace(model, ids, 1, top=3),
@@ -274,7 +275,11 @@ def data_section(cfg, splits, stats, vocabulary, train_tokens):
     top = ", ".join(f"`{t or ' '}` {c}" for t, c in train_counts.most_common(12))
     md = ["## Data",
           f"Tokens: {cfg.text.level} level, {'lower-cased' if cfg.text.lowercase else 'cased'}, "
-          f"an `<eol>` token after each {cfg.text.unit}.",
+          f"an `<eol>` token after each {cfg.text.unit}."
+          + ("" if cfg.text.level != "subword" else
+             f" The pieces are a SentencePiece {cfg.text.algorithm} model "
+             f"(`text.vocabulary_size` {cfg.text.vocabulary_size}) learned on the training "
+             "text alone; `▁` marks a piece that starts a word."),
           rep.md_table(["split", "source", "lines", "tokens", "distinct tokens", "OOV tokens",
                         "OOV rate"], rows),
           f"Vocabulary: {len(vocabulary)} ids (padding, `[UNK]` and {kept} training tokens); "

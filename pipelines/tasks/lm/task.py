@@ -6,7 +6,8 @@ paragraph), laid out as `train.batch_size` parallel streams cut into chunks of
 to the next and back-propagates within a chunk (truncated BPTT), with gradients
 clipped by global norm. Validation and test perplexity carry the state through
 the whole text. A run folder holds `model.keras` (token ids in, next-token
-logits out; safe-mode loadable), `vocabulary.json` and the config, which is all
+logits out; safe-mode loadable), `vocabulary.json` (and at subword level `subword.model`,
+the SentencePiece model learned on the training text) and the config, which is all
 that `elman generate`, `elman evaluate` and `elman predict` need.
 
 The task's hooks for the one run skeleton (`elman.core.run.run`); it keeps its own
@@ -24,8 +25,9 @@ from elman.tasks.lm.config import LMConfig, check_config
 from elman.tasks.lm.data import load_data
 from elman.tasks.lm.predictor import LMPredictor
 from elman.tasks.lm.scoring import score_ids, split_stats
-from elman.tasks.lm.vocabulary import (VOCABULARY_FILE, build_vocabulary, encode_stream,
-                                       read_vocabulary, unknown_tokens, write_vocabulary)
+from elman.tasks.lm.vocabulary import (SUBWORD_FILE, VOCABULARY_FILE, build_vocabulary,
+                                       encode_stream, read_subword, read_vocabulary,
+                                       unknown_tokens, write_subword, write_vocabulary)
 
 
 @dataclasses.dataclass
@@ -51,10 +53,25 @@ class LMTask(Task):
         check_config(cfg)
 
     def load_data(self, cfg):
-        splits, self.streams = load_data(cfg)
+        splits, self.streams, self.pieces = load_data(cfg)
         return splits
 
+    def _subword(self, ctx):
+        """Writes the run's subword model; a resumed run keeps the one it saved (and its
+        text is tokenized again with it should this one differ)."""
+        saved = ctx.run_dir / SUBWORD_FILE
+        if ctx.resume and saved.is_file() and saved.read_bytes() != self.pieces.model:
+            from elman.tasks.lm.data import tokenize_splits
+
+            ctx.log(f"notice: the subword model learned now differs from the run's "
+                    f"{SUBWORD_FILE}; the run keeps its own")
+            self.pieces = read_subword(ctx.run_dir)
+            self.streams = tokenize_splits(ctx.splits, ctx.cfg.text, self.pieces)
+        write_subword(ctx.run_dir, self.pieces.model)
+
     def prepare(self, ctx):
+        if self.pieces is not None:
+            self._subword(ctx)
         cfg, streams = ctx.cfg, self.streams
         if ctx.resume and (ctx.run_dir / VOCABULARY_FILE).is_file():
             vocabulary = read_vocabulary(ctx.run_dir)
@@ -118,7 +135,7 @@ class LMTask(Task):
                     lm_report.trace_section(
                         model, cfg, state.vocabulary, state.streams["validation"],
                         ctx.results["validation"].scores["cross_entropy"] / math.log(2),
-                        ctx.report_dir),
+                        ctx.report_dir, self.pieces),
                     lm_report.data_section(cfg, ctx.splits, state.stats, state.vocabulary,
                                            state.streams["train"])]
         metrics = {
@@ -150,7 +167,8 @@ class LMTask(Task):
         predictor = self.predictor(run_dir)
         saved = predictor.cfg
         path = self.evaluation_file(saved, overrides, "a text file")
-        tokens = token_stream(read_text_lines(path), saved.text)  # fail fast, before the model
+        # fail fast, before the model
+        tokens = token_stream(read_text_lines(path), saved.text, predictor.pieces)
         ids = encode_stream(tokens, predictor.vocabulary)
         scores = score_ids(predictor.model, ids, saved.train.eval_batch_size, saved.text.level)
         scores["oov_rate"] = len(unknown_tokens(tokens, predictor.vocabulary)) / len(tokens)

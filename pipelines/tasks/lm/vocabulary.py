@@ -5,7 +5,8 @@ The vocabulary is a list whose index is the token id, in the same shape as
 is the out-of-vocabulary token (`"[UNK]"`), then the tokens seen in training,
 most frequent first, ties broken by the token's code points. Build it on the
 training split only and encode every split with it; a run folder keeps it as
-`vocabulary.json`.
+`vocabulary.json`. At subword level the tokens are SentencePiece pieces, the model
+learned on the training text alone and kept as `subword.model`.
 """
 
 import collections
@@ -14,13 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-from elman.core.html import write_text_atomic
+from elman.core.html import write_bytes_atomic, write_text_atomic
 from elman.errors import UserError
-from elman.text.splitters import EOL_TOKEN, tokenize_lines
+from elman.text.splitters import EOL_TOKEN, text_units, tokenize_lines
 
 PAD_TOKEN = ""  # id 0
 OOV_TOKEN = "[UNK]"  # id 1
 VOCABULARY_FILE = "vocabulary.json"
+SUBWORD_FILE = "subword.model"  # subword level: the SentencePiece model (its own format)
 
 
 def build_vocabulary(tokens, max_size=None, min_count=1):
@@ -112,7 +114,7 @@ def encode_stream(tokens, vocabulary):
     return encode_tokens([EOL_TOKEN] + list(tokens), vocabulary)
 
 
-def encode_prefix(text, text_cfg, vocabulary):
+def encode_prefix(text, text_cfg, vocabulary, pieces=None):
     """A generation prefix → (tokens, ids): `<eol>` (a line starts), then the text's tokens.
 
     The text gets no `<eol>` at its end: generation continues the line.
@@ -121,9 +123,10 @@ def encode_prefix(text, text_cfg, vocabulary):
         text: str, the prefix.
         text_cfg: LMTextConfig, how the run tokenized its text.
         vocabulary: list of str.
+        pieces: the run's `PieceSplitter` at subword level, else None.
     """
     tokens = tokenize_lines([text], level=text_cfg.level, lowercase=text_cfg.lowercase,
-                            unit=text_cfg.unit)[:-1] if text.strip() else []
+                            unit=text_cfg.unit, pieces=pieces)[:-1] if text.strip() else []
     return tokens, encode_tokens([EOL_TOKEN] + tokens, vocabulary)
 
 
@@ -134,7 +137,8 @@ def unknown_tokens(tokens, vocabulary):
 
 
 def detokenize(tokens, level):
-    """Tokens → text: characters joined directly, words by spaces; `<eol>` becomes a newline."""
+    """Tokens → text: characters joined directly, words by spaces, subword pieces as
+    SentencePiece joins them (`▁` a space); `<eol>` becomes a newline."""
     lines, current = [], []
     for token in tokens:
         if token == EOL_TOKEN:
@@ -143,8 +147,40 @@ def detokenize(tokens, level):
         else:
             current.append(token)
     lines.append(current)
+    if level == "subword":
+        from elman.text.pieces import join_pieces
+
+        return "\n".join(join_pieces(line) for line in lines)
     glue = "" if level == "character" else " "
     return "\n".join(glue.join(line) for line in lines)
+
+
+def learn_subword(lines, text_cfg):
+    """The SentencePiece model (bytes) of the training lines, learned on the texts the
+    stream is made of (lines or paragraphs, lower-cased when the run lower-cases)."""
+    from elman.text.pieces import learn_pieces
+
+    return learn_pieces(text_units(lines, text_cfg.unit, text_cfg.lowercase),
+                        text_cfg.vocabulary_size, text_cfg.algorithm,
+                        text_cfg.character_coverage)
+
+
+def write_subword(run_dir, model):
+    """Writes `subword.model` (the SentencePiece model's bytes) to a run folder atomically."""
+    write_bytes_atomic(Path(run_dir) / SUBWORD_FILE, model)
+
+
+def read_subword(run_dir):
+    """The `PieceSplitter` of the SentencePiece model saved in a run folder."""
+    from elman.text.pieces import PieceSplitter
+
+    path = Path(run_dir) / SUBWORD_FILE
+    if not path.is_file():
+        raise UserError(f"the run has no {SUBWORD_FILE} (its subword model)", path=run_dir)
+    try:
+        return PieceSplitter(path.read_bytes())
+    except (RuntimeError, OSError) as err:
+        raise UserError(f"{SUBWORD_FILE} is damaged: {err}", path=path) from None
 
 
 def write_vocabulary(run_dir, vocabulary):

@@ -27,7 +27,7 @@ def build_inference_model(tokenizer, classifiers, char_ids=None):
     """Raw strings in, class probabilities out.
 
     Args:
-        tokenizer: the TextTokenizer layer.
+        tokenizer: the tokenizer layer (TextTokenizer or SubwordTokenizer).
         classifiers: one SentimentClassifier, or a list of them (an ensemble: the
             probabilities are averaged).
         char_ids: the CharIds layer when the classifiers use char features.

@@ -7,7 +7,7 @@ from elman.core import data as data_stage
 from elman.core import report as rep
 
 
-def data_section(splits, stats, labels, coverage):
+def data_section(splits, stats, labels, coverage, tokenizer=None):
     rows = []
     for name, split in splits.items():
         s = stats[name]
@@ -20,6 +20,12 @@ def data_section(splits, stats, labels, coverage):
                      f"{100 * s.oov_rate:.2f}%", len(split.skipped)))
     md = ["## Data", rep.md_table(["split", "examples", "labels", "mean tokens", "max tokens",
                                    "truncated", "OOV rate", "skipped rows"], rows)]
+    if getattr(tokenizer, "level", None) == "subword":
+        md.append(f"Tokens are SentencePiece {tokenizer.algorithm} pieces learned from the "
+                  f"training texts alone: {tokenizer.vocabulary_size} ids (padding, unknown, "
+                  "`<s>`, `</s>` and the pieces; `▁` marks a piece that starts a word), "
+                  f"{'lower-cased' if tokenizer.lowercase else 'cased'}. Token counts and "
+                  "the OOV rate are in pieces.")
     for name, split in splits.items():
         if split.skipped:
             md.append(f"Skipped rows in {name} (`--skip-bad-rows`):")

@@ -35,14 +35,28 @@ class _State:
     initializer: object
 
 
+TOKENIZER_FILE = "tokenizer.json"  # a subword run's tokenizer (its config: the model, base64)
+
+
 def _tokenizers(ctx):
-    """The word tokenizer and (with char features) the char layer: fitted, or reloaded."""
+    """The word tokenizer and (with char features) the char layer: fitted, or reloaded.
+
+    A subword run keeps its learned SentencePiece tokenizer in `tokenizer.json` (the
+    layer's config), so `--resume` reads the same pieces back instead of learning them
+    again; `vocabulary.txt` lists the ids' tokens (or pieces) either way.
+    """
     from elman.text.tokenize import (TextTokenizer, char_ids_from_config, fit_char_ids,
                                      fit_vocabulary)
 
     cfg, run_dir, texts = ctx.cfg, ctx.run_dir, data_stage.texts(ctx.splits["train"])
     vocab_file, chars_file = run_dir / "vocabulary.txt", run_dir / "chars.json"
-    if ctx.resume and vocab_file.is_file():
+    tokenizer_file, subword = run_dir / TOKENIZER_FILE, cfg.tokenizer.level == "subword"
+    if ctx.resume and subword and tokenizer_file.is_file():
+        from elman.text.subword import SubwordTokenizer
+
+        tokenizer = SubwordTokenizer.from_config(
+            json.loads(tokenizer_file.read_text(encoding="utf-8")))
+    elif ctx.resume and not subword and vocab_file.is_file():
         t = cfg.tokenizer
         tokenizer = TextTokenizer(
             vocabulary=vocab_file.read_text(encoding="utf-8").split("\n")[2:-1],
@@ -58,6 +72,9 @@ def _tokenizers(ctx):
                 cfg.chars.max_word_length)
         else:
             char_layer = fit_char_ids(cfg.tokenizer, texts, cfg.chars.max_word_length)
+    if subword:
+        write_text_atomic(tokenizer_file, json.dumps(tokenizer.get_config(), indent=1,
+                                                     sort_keys=True) + "\n")
     write_text_atomic(vocab_file, "\n".join(tokenizer.get_vocabulary()) + "\n")
     if char_layer is not None:
         write_text_atomic(chars_file, json.dumps(char_layer.chars, ensure_ascii=False))
@@ -102,6 +119,11 @@ class SentimentTask(Task):
     demo = (("sentiment", "default", "demo"), ("sentiment-zh", "zh", "demo-zh"))
 
     def check(self, cfg):
+        if cfg.tokenizer.level == "subword" and cfg.chars.features != "none":
+            raise UserError(f"chars.features = \"{cfg.chars.features}\" needs whole words, and "
+                            "tokenizer.level = \"subword\" reads pieces of words; use "
+                            "chars.features = \"none\" with subwords, or another "
+                            "tokenizer.level with char features")
         if cfg.embedding.adversarial and cfg.train.strategy == "multi-worker":
             raise UserError("embedding.adversarial is not available with train.strategy "
                             "'multi-worker': that strategy's training loop does not run the "
@@ -267,7 +289,7 @@ class SentimentTask(Task):
                       for r in ctx.results.values()],
                     sentiment_report.trace_section(ctx, classifiers, ctx.main),
                     sentiment_report.data_section(ctx.splits, state.stats, state.labels,
-                                                  state.coverage)]
+                                                  state.coverage, state.tokenizer)]
         metrics = {
             "results": {n: {"scores": r.scores, "per_class": r.per_class,
                             "confusion": r.extra["confusion"]}

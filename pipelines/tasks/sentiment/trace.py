@@ -22,9 +22,10 @@ from elman.errors import UserError
 def model_parts(model):
     """The (tokenizer, char layer or None, classifiers) inside a saved inference model."""
     from elman.models.sentiment_classifier import SentimentClassifier
-    from elman.text.tokenize import CharIds, TextTokenizer
+    from elman.text.tokenize import CharIds, TokenIds
 
-    tokenizer = next(layer for layer in model.layers if isinstance(layer, TextTokenizer))
+    # a TextTokenizer or a SubwordTokenizer: both are TokenIds layers
+    tokenizer = next(layer for layer in model.layers if isinstance(layer, TokenIds))
     chars = [layer for layer in model.layers if isinstance(layer, CharIds)]
     classifiers = [layer for layer in model.layers if isinstance(layer, SentimentClassifier)]
     return tokenizer, chars[0] if chars else None, classifiers
@@ -54,7 +55,8 @@ class PrefixTracer:
     """Class probabilities after every prefix of raw texts, batched.
 
     Args:
-        tokenizer: the run's TextTokenizer.
+        tokenizer: the run's tokenizer (TextTokenizer, or SubwordTokenizer: its tokens are
+            pieces).
         classifiers: list of SentimentClassifier (an ensemble is averaged).
         labels: list of str, the class labels in output order.
         char_layer: the CharIds layer when the classifiers use char features.

@@ -48,6 +48,21 @@ class CharFeaturesConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class TokenFeaturesConfig:
+    """Extra per-token features joined to the word embedding (`tagging.features`)."""
+
+    bigrams: bool = False  # embed each token's bigrams (t[i-1], t[i]) and (t[i], t[i+1]):
+    # for one-character-per-token corpora (Chinese NER)
+    bigram_dim: int = 50  # bigram embedding size (each token gets two: 2 × this)
+    bigram_min_count: int = 2  # bigrams seen fewer times in train map to OOV (which then
+    # learns a vector for the bigrams validation and test bring)
+    max_bigrams: int = 200000  # bigram vocabulary cap, padding and OOV included
+    shape: bool = False  # embed each raw token's case/digit class (lower, title, upper,
+    # mixed, numeric, has_digit, punct, nocase): for English NER
+    shape_dim: int = 5  # shape embedding size
+
+
+@dataclasses.dataclass(frozen=True)
 class TaggingEmbeddingConfig:
     """The word embedding."""
 
@@ -83,6 +98,7 @@ class TaggingConfig:
     data: TaggingDataConfig = TaggingDataConfig()
     vocabulary: WordVocabularyConfig = WordVocabularyConfig()
     chars: CharFeaturesConfig = CharFeaturesConfig()
+    features: TokenFeaturesConfig = TokenFeaturesConfig()
     embedding: TaggingEmbeddingConfig = TaggingEmbeddingConfig()
     encoder: EncoderConfig = EncoderConfig()
     head: TaggingHeadConfig = TaggingHeadConfig()

@@ -14,7 +14,10 @@ can tag raw text with nothing but `saved_model/`:
   the odd positions.
 - **Lookup.** Words and chars go through `StringLookup` layers built from `words.txt`
   and `chars.txt` (id 0 padding, 1 unknown, as in `Vocabularies`), after the same
-  lowercasing and `max_word_length` cut.
+  lowercasing and `max_word_length` cut. With `features.bigrams`, each token's two
+  bigrams are joined from its neighbours (`features.bigram_strings_tf`) and looked up
+  in `bigrams.txt` the same way; with `features.shape`, the raw token's shape comes
+  from RE2 classes spelled out from the same `str` predicates (`features.shape_ids_tf`).
 - **Tags.** The model's tag ids are mapped to the tag names and rendered in the run's
   input scheme (BIO, IOB1, BIOS, BIOES, BMES) with the span rules of
   `schemes.from_bio`, a stray `I-X` starting an entity.
@@ -25,7 +28,8 @@ The `serve` signature takes a 1-D string tensor `texts` and returns `tokens` and
 
 import functools
 import re
-import sys
+
+from elman.tasks.tagging.features import bigram_strings_tf, shape_ids_tf
 
 SEPARATOR = "\x1f"  # a whitespace char for Python's re, so never inside a token
 
@@ -40,22 +44,9 @@ def unicode_class(pattern):
     Returns:
         str, ranges such as `\\x{30}-\\x{39}\\x{41}-\\x{5a}` to put inside `[...]`.
     """
-    compiled = re.compile(pattern)
-    ranges, start, previous = [], None, None
-    for code in range(sys.maxunicode + 1):
-        if 0xD800 <= code <= 0xDFFF:  # surrogates: not in valid UTF-8
-            continue
-        if compiled.fullmatch(chr(code)):
-            if start is None:
-                start = code
-            elif code != previous + 1:
-                ranges.append((start, previous))
-                start = code
-            previous = code
-    if start is not None:
-        ranges.append((start, previous))
-    return "".join(f"\\x{{{a:x}}}" if a == b else f"\\x{{{a:x}}}-\\x{{{b:x}}}"
-                   for a, b in ranges)
+    from elman.tasks.tagging.features import code_point_class
+
+    return code_point_class(re.compile(pattern).fullmatch)
 
 
 def re2_token_pattern():
@@ -138,6 +129,17 @@ class RawTextTagger:
             self.chars = keras.layers.StringLookup(vocabulary=vocab.chars[2:],
                                                    mask_token="", num_oov_indices=1,
                                                    name="char_lookup")
+        self.bigrams = None
+        if model.bigram_vocabulary_size is not None:
+            self.bigrams = keras.layers.StringLookup(vocabulary=vocab.bigrams[2:],
+                                                     mask_token="", num_oov_indices=1,
+                                                     name="bigram_lookup")
+
+    @property
+    def lookups(self):
+        """The StringLookup layers in use (their tables are tracked by the export)."""
+        return [lookup for lookup in (self.words, self.chars, self.bigrams)
+                if lookup is not None]
 
     def _features(self, tokens):
         import tensorflow as tf
@@ -149,14 +151,25 @@ class RawTextTagger:
         words = words.to_tensor(0)
         width = tf.maximum(tf.shape(words)[1], 1)  # at least one position, as in batching
         words = tf.pad(words, [[0, 0], [0, width - tf.shape(words)[1]]])
-        if self.chars is None:
-            return words
-        text = tf.strings.lower(flat, encoding="utf-8") if vocab.char_lowercase else flat
-        chars = tf.strings.unicode_split(text, "UTF-8")[:, : vocab.max_word_length]
-        ids = chars.with_flat_values(tf.cast(self.chars(chars.flat_values), tf.int32))
-        ids = tokens.with_flat_values(ids).to_tensor(0)
-        ids = tf.pad(ids, [[0, 0], [0, width - tf.shape(ids)[1]], [0, 0]])
-        return {"words": words, "chars": ids}
+
+        def padded(flat_ids):  # one id (or row of ids) per token → [batch, width, ...]
+            ids = tokens.with_flat_values(flat_ids).to_tensor(0)
+            rest = [[0, 0]] * (len(ids.shape) - 2)
+            return tf.pad(ids, [[0, 0], [0, width - tf.shape(ids)[1]]] + rest)
+
+        features = {"words": words}
+        if self.chars is not None:
+            text = tf.strings.lower(flat, encoding="utf-8") if vocab.char_lowercase else flat
+            chars = tf.strings.unicode_split(text, "UTF-8")[:, : vocab.max_word_length]
+            ids = chars.with_flat_values(tf.cast(self.chars(chars.flat_values), tf.int32))
+            features["chars"] = padded(ids)
+        if self.bigrams is not None:
+            left, right = bigram_strings_tf(tokens.with_flat_values(looked))
+            features["bigrams"] = padded(tf.cast(self.bigrams(tf.stack([left, right], 1)),
+                                                 tf.int32))
+        if self.model.shape_vocabulary_size is not None:
+            features["shapes"] = padded(shape_ids_tf(flat))
+        return features if len(features) > 1 else words
 
     def serve(self, texts):
         """Tokens, tags (in the run's scheme) and lengths of a 1-D string tensor."""
@@ -187,10 +200,9 @@ def export_tagger(model, vocab, path):
     tagger = RawTextTagger(model, vocab)
     archive = keras.export.ExportArchive()
     archive.track(model)
-    for lookup in (tagger.words, tagger.chars):
-        if lookup is not None:
-            lookup(tf.constant([""]))  # builds it, so that its table can be tracked
-            archive.track(lookup)
+    for lookup in tagger.lookups:
+        lookup(tf.constant([""]))  # builds it, so that its table can be tracked
+        archive.track(lookup)
     archive.add_endpoint("serve", tagger.serve,
                          input_signature=[tf.TensorSpec([None], tf.string, name="texts")])
     archive.write_out(str(path), verbose=False)

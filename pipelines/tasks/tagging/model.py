@@ -10,14 +10,15 @@ def encode(vocab, token_lists, with_chars, tag_lists=None):
     """Ragged id tensors of sentences.
 
     Args:
-        vocab: Vocabularies.
+        vocab: Vocabularies (its `bigrams` and `shape` add those features).
         token_lists: list of lists of str.
         with_chars: bool, add the char ids [sentences, words, chars].
         tag_lists: list of lists of str (BIO for entity tags), or None.
 
     Returns:
-        (features, targets or None, lengths): features is the ragged word ids, or
-        with chars a dict {"words", "chars"}.
+        (features, targets or None, lengths): features is the ragged word ids, or with
+        any other feature a dict {"words", and "chars" [sentences, words, chars],
+        "bigrams" [sentences, words, 2] (left, right), "shapes" [sentences, words]}.
     """
     import numpy as np
     import tensorflow as tf
@@ -25,14 +26,24 @@ def encode(vocab, token_lists, with_chars, tag_lists=None):
     lengths = np.array([len(t) for t in token_lists], np.int64)
     flat = [vocab.word_id(tok) for tokens in token_lists for tok in tokens]
     words = tf.RaggedTensor.from_row_lengths(np.asarray(flat, np.int32), lengths)
-    features = words
+    features = {"words": words}
     if with_chars:
         char_rows = [vocab.char_ids(tok) for tokens in token_lists for tok in tokens]
         char_lengths = np.array([len(r) for r in char_rows], np.int64)
         values = np.fromiter((c for row in char_rows for c in row), np.int32,
                              count=int(char_lengths.sum()))
-        chars = tf.RaggedTensor.from_nested_row_lengths(values, [lengths, char_lengths])
-        features = {"words": words, "chars": chars}
+        features["chars"] = tf.RaggedTensor.from_nested_row_lengths(values,
+                                                                    [lengths, char_lengths])
+    if vocab.bigrams is not None:
+        pairs = [pair for tokens in token_lists for pair in vocab.bigram_ids(tokens)]
+        values = np.asarray(pairs, np.int32).reshape(-1, 2)
+        features["bigrams"] = tf.RaggedTensor.from_row_lengths(values, lengths)
+    if vocab.shape:
+        ids = np.asarray([vocab.shape_id(tok) for tokens in token_lists for tok in tokens],
+                         np.int32)
+        features["shapes"] = tf.RaggedTensor.from_row_lengths(ids, lengths)
+    if len(features) == 1:
+        features = words
     targets = None
     if tag_lists is not None:
         ids = np.asarray([vocab.tag_id(t) for tags in tag_lists for t in tags], np.int32)
@@ -40,7 +51,25 @@ def encode(vocab, token_lists, with_chars, tag_lists=None):
     return features, targets, lengths
 
 
-_TAGGING_FUNCTIONS = {}  # (id(model), with chars) → (weak reference to the model, function)
+_TAGGING_FUNCTIONS = {}  # (id(model), feature names) → (weak reference to the model, function)
+_RANKS = {"words": 2, "chars": 3, "bigrams": 3, "shapes": 2}  # of each padded feature
+
+
+def feature_key(features):
+    """The feature names of `encode`'s features, as a tuple (for caching traced steps)."""
+    return tuple(sorted(features)) if isinstance(features, dict) else ("words",)
+
+
+def feature_spec(features):
+    """The shape-free input signature of padded batches of `encode`'s features."""
+    import tensorflow as tf
+
+    def spec(name):
+        return tf.TensorSpec((None,) * _RANKS[name], tf.int32, name=name)
+
+    if isinstance(features, dict):
+        return {name: spec(name) for name in features}
+    return spec("words")
 
 
 def _tagging_function(model, features):
@@ -51,18 +80,12 @@ def _tagging_function(model, features):
     """
     import tensorflow as tf
 
-    key = (id(model), isinstance(features, dict))
+    key = (id(model), feature_key(features))
     cached = _TAGGING_FUNCTIONS.get(key)
     if cached is not None and cached[0]() is model:
         return cached[1]
-    words = tf.TensorSpec((None, None), tf.int32, name="words")
-    if isinstance(features, dict):
-        spec = {"words": words, "chars": tf.TensorSpec((None, None, None), tf.int32,
-                                                       name="chars")}
-    else:
-        spec = words
-    function = tf.function(lambda x: model.predict_step((x,)), input_signature=[spec],
-                           reduce_retracing=True)
+    function = tf.function(lambda x: model.predict_step((x,)),
+                           input_signature=[feature_spec(features)], reduce_retracing=True)
     _TAGGING_FUNCTIONS[key] = (weakref.ref(model), function)
     return function
 
@@ -72,8 +95,7 @@ def predict_tag_ids(model, features, lengths, batch_size=256):
 
     Args:
         model: a SequenceTagger.
-        features: ragged word ids, or a dict {"words", "chars"} of ragged ids (see
-            `encode`).
+        features: ragged word ids, or a dict of ragged ids (see `encode`).
         lengths: array of int, the number of words of each sentence.
         batch_size: int, sentences per batch. Default 256.
     """
@@ -111,8 +133,13 @@ def build_model(cfg, vocab):
 
     from elman.core.train import adam
     from elman.models.sequence_tagger import SequenceTagger
+    from elman.tasks.tagging.features import SHAPES
 
-    chars = cfg.chars.features
+    chars, features = cfg.chars.features, cfg.features
+    if features.bigrams != (vocab.bigrams is not None) or features.shape != vocab.shape:
+        raise UserError("the run's vocabularies (tagging.json) were built with other "
+                        "token features than features.bigrams / features.shape say; "
+                        "start a new run to change them")
     model = SequenceTagger(
         len(vocab.words), len(vocab.tags), embedding_dim=cfg.embedding.dim,
         cell=cfg.encoder.cell, units=cfg.encoder.units, num_layers=cfg.encoder.num_layers,
@@ -123,7 +150,10 @@ def build_model(cfg, vocab):
         char_embedding_dim=cfg.chars.embedding_dim, char_units=cfg.chars.units,
         tag_names=vocab.tags, constraint=_constraint(cfg, vocab),
         embedding_trainable=cfg.embedding.trainable, word_dropout=cfg.embedding.word_dropout,
-        name="sequence_tagger")
+        bigram_vocabulary_size=len(vocab.bigrams) if features.bigrams else None,
+        bigram_embedding_dim=features.bigram_dim,
+        shape_vocabulary_size=len(SHAPES) if features.shape else None,
+        shape_embedding_dim=features.shape_dim, name="sequence_tagger")
     model.compile(
         optimizer=adam(cfg.train),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
@@ -141,7 +171,9 @@ def describe_model(cfg, params=None):
     enc = cfg.encoder
     chars = "no char features" if cfg.chars.features == "none" else (
         f"char {'BiLSTM' if cfg.chars.features == 'lstm' else 'CNN'}({cfg.chars.units})")
-    text = (f"word embedding {cfg.embedding.dim} + {chars} → {enc.num_layers}×"
+    extra = (f" + bigrams 2×{cfg.features.bigram_dim}" if cfg.features.bigrams else "") + (
+        f" + shape {cfg.features.shape_dim}" if cfg.features.shape else "")
+    text = (f"word embedding {cfg.embedding.dim} + {chars}{extra} → {enc.num_layers}×"
             f"{'Bi' if enc.bidirectional else ''}{enc.cell.upper()}({enc.units}) → "
             f"{cfg.head.type.upper() if cfg.head.type == 'crf' else 'softmax'}")
     return text + (f", {params:,} parameters" if params is not None else "")

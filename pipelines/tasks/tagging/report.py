@@ -337,4 +337,7 @@ def data_summary(splits, vocab, counts, coverage):
         md.append(f"Pretrained vectors `{coverage.path}` cover {coverage.found:,} of "
                   f"{coverage.vocabulary:,} vocabulary words ({100 * coverage.share:.1f}%; "
                   f"{coverage.found_lowercased:,} only after lower-casing).")
+    if vocab.bigrams is not None:
+        md.append(f"Bigram features: {len(vocab.bigrams) - 2:,} token bigrams in the "
+                  "vocabulary (train only; the rest read as one unknown bigram).")
     return "\n\n".join(md), data

@@ -9,11 +9,13 @@ exactly as `conlleval` computes them, token accuracy, and per-tag accuracy for f
 sets such as POS. Tags are written back in the input's scheme (BIO, IOB1, BIOS, BIOES, BMES).
 
 A run folder holds everything needed to tag new text: `model.keras` (the tagger: word
-ids, plus char ids, in; tag potentials out; `predict` gives tag ids; loads with safe
-mode on), `words.txt`, `chars.txt`, `tags.txt` (one entry per line, the line number is
-the id) and `tagging.json` (input scheme, case settings), and `saved_model/`: a `serve`
-signature from raw strings to tokens and tags (see `elman.tasks.tagging.export`), so
-TensorFlow Serving can tag text with the same splitting and tags as `elman predict`.
+ids, plus char, bigram and shape ids when `chars` / `features` turn them on, in; tag
+potentials out; `predict` gives tag ids; loads with safe mode on), `words.txt`,
+`chars.txt`, `tags.txt`, `bigrams.txt` with `features.bigrams` (one entry per line, the
+line number is the id) and `tagging.json` (input scheme, case settings, the token
+features on), and `saved_model/`: a `serve` signature from raw strings to tokens and
+tags (see `elman.tasks.tagging.export`), so TensorFlow Serving can tag text with the
+same splitting and tags as `elman predict`.
 """
 
 import dataclasses
@@ -63,9 +65,15 @@ class TaggingTask(Task):
             raise UserError(f"encoder.dropout must be in [0, 1); got {cfg.encoder.dropout}")
         for key, value in (("chars.max_word_length", cfg.chars.max_word_length),
                            ("vocabulary.min_count", cfg.vocabulary.min_count),
-                           ("vocabulary.max_words", cfg.vocabulary.max_words)):
+                           ("vocabulary.max_words", cfg.vocabulary.max_words),
+                           ("features.bigram_min_count", cfg.features.bigram_min_count),
+                           ("features.max_bigrams", cfg.features.max_bigrams)):
             if value < 1:
                 raise UserError(f"{key} must be at least 1; got {value}")
+        for key, value in (("features.bigram_dim", cfg.features.bigram_dim),
+                           ("features.shape_dim", cfg.features.shape_dim)):
+            if not 1 <= value <= 16_384:
+                raise UserError(f"{key} must be between 1 and 16,384; got {value:,}")
         if cfg.head.type != "crf" and cfg.head.constraint == "BIO":
             raise UserError("head.constraint applies to the CRF head only (head.type = \"crf\")")
 
@@ -87,7 +95,16 @@ class TaggingTask(Task):
         if ctx.resume and (ctx.run_dir / "tagging.json").is_file():
             vocab = Vocabularies.load(ctx.run_dir)
             check_known_tags(splits, vocab.tags, vocab.entity)
+        if vocab.bigrams is not None and len(vocab.bigrams) <= 2:
+            raise UserError(f"features.bigrams: no bigram of the training data is kept (none "
+                            f"seen {cfg.features.bigram_min_count} times, or "
+                            f"features.max_bigrams = {cfg.features.max_bigrams} leaves no "
+                            "room after padding and OOV); lower features.bigram_min_count "
+                            "or raise features.max_bigrams", path=splits["train"].source)
         vocab.save(ctx.run_dir)
+        if vocab.bigrams is not None:
+            log(f"bigram vocabulary: {len(vocab.bigrams) - 2:,} bigrams seen at least "
+                f"{cfg.features.bigram_min_count} times in train")
         with_chars = cfg.chars.features != "none"
         encoded = {name: encode(vocab, [s["tokens"] for s in split.items], with_chars,
                                 [s["tags"] for s in split.items])

@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-_FUNCTIONS = {}  # (id(model), with chars) → (weak reference to the model, function)
+_FUNCTIONS = {}  # (id(model), feature names) → (weak reference to the model, function)
 
 
 def _trace_function(model, features):
@@ -25,14 +25,13 @@ def _trace_function(model, features):
     import keras
     import tensorflow as tf
 
-    key = (id(model), isinstance(features, dict))
+    from elman.tasks.tagging.model import feature_key, feature_spec
+
+    key = (id(model), feature_key(features))
     cached = _FUNCTIONS.get(key)
     if cached is not None and cached[0]() is model:
         return cached[1]
-    words = tf.TensorSpec((None, None), tf.int32, name="words")
-    spec = ({"words": words, "chars": tf.TensorSpec((None, None, None), tf.int32,
-                                                    name="chars")}
-            if isinstance(features, dict) else words)
+    spec = feature_spec(features)
 
     def step(x):
         potentials = model(x, training=False)
@@ -74,7 +73,7 @@ def tag_trace(model, features, lengths, batch_size=256):
 
     Args:
         model: a SequenceTagger.
-        features: ragged word ids, or a dict {"words", "chars"} (see `model.encode`).
+        features: ragged word ids, or a dict of ragged ids (see `model.encode`).
         lengths: array of int, each sentence's number of words.
         batch_size: int, sentences per batch.
 

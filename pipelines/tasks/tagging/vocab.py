@@ -1,8 +1,10 @@
-"""A tagging run's vocabularies: word, char and tag ids, built on the training split.
+"""A tagging run's vocabularies: word, char, bigram and tag ids, built on the training
+split.
 
-They are written to the run folder as `words.txt`, `chars.txt`, `tags.txt` (one entry
-per line; the line number is the id) and `tagging.json` (the input scheme and the case
-settings), so that a run folder alone can tag new text.
+They are written to the run folder as `words.txt`, `chars.txt`, `tags.txt`, with
+`features.bigrams` also `bigrams.txt` (one entry per line; the line number is the id),
+and `tagging.json` (the input scheme, the case settings and which token features the
+model reads), so that a run folder alone can tag new text.
 """
 
 import dataclasses
@@ -12,6 +14,7 @@ from pathlib import Path
 
 from elman.core.html import write_text_atomic
 from elman.errors import UserError
+from elman.tasks.tagging.features import bigram_strings, sentence_bigrams, shape_id
 
 PAD, OOV = "", "[UNK]"
 
@@ -24,7 +27,7 @@ def _usable(token):
 
 @dataclasses.dataclass
 class Vocabularies:
-    """Word, char and tag ids of a run, and how tokens are normalised before lookup."""
+    """Word, char, bigram and tag ids of a run, and how tokens are normalised before lookup."""
 
     words: list  # id → word; 0 padding, 1 OOV
     chars: list  # id → char; 0 padding, 1 OOV
@@ -33,9 +36,12 @@ class Vocabularies:
     lowercase: bool = False
     char_lowercase: bool = False
     max_word_length: int = 20
+    bigrams: list = None  # id → bigram ("北 京"); 0 padding, 1 OOV; None: no bigram feature
+    shape: bool = False  # whether the model reads each token's shape id
 
     def __post_init__(self):
         self._word_index = {w: i for i, w in enumerate(self.words)}
+        self._bigram_index = {b: i for i, b in enumerate(self.bigrams or ())}
         self._char_index = {c: i for i, c in enumerate(self.chars)}
         self._tag_index = {t: i for i, t in enumerate(self.tags)}
 
@@ -53,18 +59,32 @@ class Vocabularies:
         text = token.lower() if self.char_lowercase else token
         return [self._char_index.get(c, 1) for c in text[: self.max_word_length]]
 
+    def bigram_ids(self, tokens):
+        """The (left, right) bigram ids of each token of a sentence (1 for unknown
+        bigrams); the tokens are lower-cased first when the word vocabulary is."""
+        looked = [t.lower() for t in tokens] if self.lowercase else tokens
+        return [(self._bigram_index.get(left, 1), self._bigram_index.get(right, 1))
+                for left, right in bigram_strings(looked)]
+
+    @staticmethod
+    def shape_id(token):
+        """The shape id of a raw token (`features.SHAPES`)."""
+        return shape_id(token)
+
     def tag_id(self, tag):
         """The id of a tag (BIO for entity tags)."""
         return self._tag_index[tag]
 
     def save(self, run_dir):
-        """Writes words.txt, chars.txt, tags.txt and tagging.json to `run_dir`."""
+        """Writes words.txt, chars.txt, tags.txt (bigrams.txt) and tagging.json to `run_dir`."""
         run_dir = Path(run_dir)
-        for name in ("words", "chars", "tags"):
+        names = ("words", "chars", "tags") + (("bigrams",) if self.bigrams is not None else ())
+        for name in names:
             write_text_atomic(run_dir / f"{name}.txt", "\n".join(getattr(self, name)) + "\n")
         settings = {"scheme": self.scheme, "lowercase": self.lowercase,
                     "char_lowercase": self.char_lowercase,
-                    "max_word_length": self.max_word_length, "format": 1}
+                    "max_word_length": self.max_word_length, "format": 1,
+                    "bigrams": self.bigrams is not None, "shape": self.shape}
         write_text_atomic(run_dir / "tagging.json", json.dumps(settings, indent=1,
                                                                sort_keys=True) + "\n")
 
@@ -74,15 +94,18 @@ class Vocabularies:
         run_dir = Path(run_dir)
         try:
             settings = json.loads((run_dir / "tagging.json").read_text(encoding="utf-8"))
+            names = ("words", "chars", "tags") + (
+                ("bigrams",) if settings.get("bigrams") else ())
             lists = {name: (run_dir / f"{name}.txt").read_text(encoding="utf-8")
-                     .split("\n")[:-1] for name in ("words", "chars", "tags")}
+                     .split("\n")[:-1] for name in names}
         except (OSError, ValueError) as err:
             raise UserError(f"the run's vocabulary files are missing or damaged ({err}); "
-                            "expected words.txt, chars.txt, tags.txt and tagging.json",
-                            path=run_dir) from None
+                            "expected words.txt, chars.txt, tags.txt, tagging.json (and "
+                            "bigrams.txt with features.bigrams)", path=run_dir) from None
         return cls(lists["words"], lists["chars"], lists["tags"], settings["scheme"],
                    settings["lowercase"], settings["char_lowercase"],
-                   settings["max_word_length"])
+                   settings["max_word_length"], lists.get("bigrams"),
+                   bool(settings.get("shape", False)))
 
 
 def tag_list(train_tags, entity):
@@ -94,8 +117,28 @@ def tag_list(train_tags, entity):
     return ["O"] + [f"{p}-{t}" for t in types for p in "BI"]
 
 
+def bigram_list(cfg, train_sentences):
+    """The bigram vocabulary (padding, OOV, then by descending count) of the training
+    sentences: bigrams seen at least `features.bigram_min_count` times, at most
+    `features.max_bigrams` entries in all.
+
+    Args:
+        cfg: TaggingConfig.
+        train_sentences: list of {"tokens", ...} dicts, the training split's items.
+    """
+    counts = Counter()
+    for sentence in train_sentences:
+        tokens = sentence["tokens"]
+        counts.update(sentence_bigrams([t.lower() for t in tokens] if cfg.vocabulary.lowercase
+                                       else tokens))
+    ranked = sorted((b for b, n in counts.items()
+                     if n >= cfg.features.bigram_min_count and _usable(b)),
+                    key=lambda b: (-counts[b], b))
+    return [PAD, OOV] + ranked[: max(cfg.features.max_bigrams - 2, 0)]
+
+
 def build_vocabularies(cfg, train_sentences, scheme):
-    """Builds the word, char and tag vocabularies on the training sentences only.
+    """Builds the word, char, tag (and bigram) vocabularies on the training sentences only.
 
     Args:
         cfg: TaggingConfig.
@@ -118,6 +161,7 @@ def build_vocabularies(cfg, train_sentences, scheme):
     ranked = ranked[: max(cfg.vocabulary.max_words - 2, 0)]
     char_list = sorted((c for c in chars if _usable(c)), key=lambda c: (-chars[c], c))
     tags = tag_list([s["tags"] for s in train_sentences], scheme is not None)
+    bigrams = bigram_list(cfg, train_sentences) if cfg.features.bigrams else None
     return Vocabularies([PAD, OOV] + ranked, [PAD, OOV] + char_list, tags,
                         scheme or "none", cfg.vocabulary.lowercase, cfg.chars.lowercase,
-                        cfg.chars.max_word_length), words
+                        cfg.chars.max_word_length, bigrams, cfg.features.shape), words

@@ -7,7 +7,8 @@ from elman.config import TokenizerConfig, TrainConfig
 
 START, END = "<s>", "</s>"  # reserved target tokens: ids 2 and 3
 FORMATS = ("auto", "tsv", "parallel", "jsonl", "hub")
-_TOKENIZER_CHOICES = {"level": ("cjk", "word", "char"),
+_TOKENIZER_CHOICES = {"level": ("cjk", "word", "char", "subword"),
+                      "algorithm": ("unigram", "bpe"),
                       "punctuation": ("split", "strip", "keep"),
                       "truncation": ("post", "pre")}
 
@@ -72,13 +73,16 @@ class TranslationEvalConfig:
     # tokenizer lower-cases: such a model cannot produce capitals)
     samples: int = 8  # sample translations shown per kind (best, worst, random)
     heatmaps: int = 3  # attention heatmaps drawn (models with attention only)
+    beam_widths: tuple[int, ...] = ()  # the main split decoded again with these beam
+    # widths, side by side with greedy in the report (BLEU, chrF, sentences/s); () none
 
 
 @dataclasses.dataclass(frozen=True)
 class SourceTokenizerConfig(TokenizerConfig):
     """The source side's tokenizer (TokenizerConfig with source defaults)."""
 
-    level: str = "word"  # source words (cjk for a Chinese source)
+    level: str = "word"  # source words (cjk for a Chinese source); subword: learned pieces
+    lowercase: bool = False  # case kept (names, sentence starts); true folds it
     max_length: int = 100  # longest source the encoder sees (longer ones are truncated)
 
 
@@ -87,6 +91,7 @@ class TargetTokenizerConfig(TokenizerConfig):
     """The target side's tokenizer (TokenizerConfig with target defaults)."""
 
     level: str = "cjk"  # Chinese characters one by one (word for French, English, ...)
+    lowercase: bool = False  # case kept end to end: the translator writes capitals
     max_length: int = 100  # longest target trained on (the end token included)
 
 

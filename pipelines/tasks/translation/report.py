@@ -81,6 +81,25 @@ def _sample_tables(picked):
     return md
 
 
+def beam_table(rows, length_penalty):
+    """Greedy and beam search side by side: scores and decode speed of the same split."""
+    greedy = rows[0]["sentences_per_s"] or 1.0
+    return "\n\n".join([
+        "### Greedy and beam search",
+        (f"The same sentences decoded by each decoder, one after the other in this run "
+         f"(beam search ranks by log-probability / length penalty, alpha "
+         f"{length_penalty:g}; width 1 is the beam code path, not the greedy loop)."),
+        rep.md_table(["decoding", "BLEU", "chrF", "BLEU lower-cased", "exact match",
+                      "length ratio", "with unknown token", "sentences/s",
+                      "time vs greedy"],
+                     [(r["decoding"], f"{r['bleu']:.2f}", f"{r['chrf']:.2f}",
+                       f"{r['bleu_lowercase']:.2f}", f"{r['exact_match']:.3f}",
+                       f"{r['length_ratio']:.3f}", f"{r['unknown_share']:.3f}",
+                       f"{r['sentences_per_s']:.1f}",
+                       f"{greedy / r['sentences_per_s']:.1f}×" if r["sentences_per_s"]
+                       else "") for r in rows])])
+
+
 def result_section(result, decoding, report_dir, picked=None):
     """One split's results: the scores, BLEU by source length and (main split) samples.
 
@@ -97,11 +116,18 @@ def result_section(result, decoding, report_dir, picked=None):
           (f"Decoding: {how}; caps: {d.max_len_ratio:g} × source tokens + "
            f"{d.max_len_offset}, at most {d.max_len}."),
           rep.md_table(["metric", "value"], [
-              ("BLEU", s["bleu"]), ("chrF", s["chrf"]), ("exact match", s["exact_match"]),
+              ("BLEU" + (" (cased)" if s.get("cased") else " (lower-cased)"), s["bleu"]),
+              ("chrF", s["chrf"]),
+              *([("BLEU, lower-cased", s["bleu_lowercase"]),
+                 ("chrF, lower-cased", s["chrf_lowercase"])] if s.get("cased") else []),
+              ("exact match", s["exact_match"]),
               ("length ratio (hyp / ref tokens)", s["length_ratio"]),
               ("BLEU brevity penalty", s["bleu_brevity_penalty"]), ("pairs", s["pairs"]),
+              ("translations with an unknown token", s.get("unknown_share", 0.0)),
               ("decoded sentences/s", round(s["decode_sentences_per_s"], 1))]),
           f"sacrebleu: `{result.extra['sacrebleu_signature']}`"]
+    if result.extra.get("beams"):
+        md.append(beam_table(result.extra["beams"], d.length_penalty))
     buckets = result.per_class
     if buckets:
         png = rep.plot_bars([b["bucket"] for b in buckets],

@@ -62,9 +62,18 @@ def translation_scores(hypotheses, references, hyp_tokens, ref_tokens, tokenize,
     per_sentence = [sentence.sentence_score(h, [r]).score
                     for h, r in zip(hypotheses, references)]
     exact = sum(h == r for h, r in zip(hyp_tokens, ref_tokens))
+    if lowercase:
+        lower_bleu, lower_chrf = corpus.score, chrf.score
+    else:  # the case-insensitive scores too, comparable with lower-cased runs
+        lower_bleu = BLEU(tokenize=tokenize, lowercase=True, force=True).corpus_score(
+            hypotheses, [references]).score
+        lower_chrf = CHRF(lowercase=True).corpus_score(hypotheses, [references]).score
     scores = {
         "bleu": float(corpus.score),
         "chrf": float(chrf.score),
+        "bleu_lowercase": float(lower_bleu),
+        "chrf_lowercase": float(lower_chrf),
+        "cased": not lowercase,
         "exact_match": exact / len(references) if references else 0.0,
         "length_ratio": corpus.sys_len / corpus.ref_len if corpus.ref_len else 0.0,
         "bleu_brevity_penalty": float(corpus.bp),
@@ -109,6 +118,44 @@ def bleu_by_length(hypotheses, references, source_lengths, tokenize, lowercase):
     return rows
 
 
+def unknown_share(ids, end_id):
+    """The share of decoded rows with the unknown id (1) before their end (or padding).
+
+    Args:
+        ids: int array `[batch, T]` of decoded ids.
+        end_id: int, the end token's id.
+    """
+    import numpy as np
+
+    ids = np.asarray(ids)
+    if ids.shape[0] == 0:
+        return 0.0
+    stop = (ids == end_id) | (ids == 0)
+    before_end = np.cumsum(stop, axis=1) == 0
+    return float(np.mean(np.any((ids == 1) & before_end, axis=1)))
+
+
+def compare_beams(translator, split, source_ids, cfg, widths):
+    """The split decoded greedily and with each beam width: one row of scores per decoder.
+
+    Returns:
+        list of {"decoding", "beam_width", "bleu", "chrf", "bleu_lowercase",
+        "exact_match", "length_ratio", "unknown_share", "sentences_per_s", "seconds"};
+        the first row is greedy (beam_width 0).
+    """
+    rows = []
+    for width in (0, *widths):
+        scores = evaluate_split(translator, split, source_ids, cfg, beam_width=width)[0]
+        rows.append({"decoding": f"beam {width}" if width else "greedy", "beam_width": width,
+                     **{k: scores[k] for k in ("bleu", "chrf", "bleu_lowercase",
+                                               "exact_match", "length_ratio",
+                                               "unknown_share")},
+                     "sentences_per_s": scores["decode_sentences_per_s"],
+                     "seconds": scores["pairs"] / scores["decode_sentences_per_s"]
+                     if scores["decode_sentences_per_s"] else 0.0})
+    return rows
+
+
 def evaluate_split(translator, split, source_ids, cfg, beam_width=0):
     """Decodes one split and scores it.
 
@@ -136,6 +183,7 @@ def evaluate_split(translator, split, source_ids, cfg, beam_width=0):
     scores, per_sentence, signature = translation_scores(
         hypotheses, references, hyp_tokens, ref_tokens, tokenize, lowercase(cfg))
     scores["decode_sentences_per_s"] = len(references) / seconds if seconds else 0.0
+    scores["unknown_share"] = unknown_share(ids, translator.end_id)
     source_lengths = source_ids.row_lengths().numpy().tolist()
     buckets = bleu_by_length(hypotheses, references, source_lengths, tokenize, lowercase(cfg))
     rows = [{"index": i, "where": p.get("where", ""), "source": p["source"],

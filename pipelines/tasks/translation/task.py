@@ -28,7 +28,7 @@ from elman.tasks.translation import data as pairs
 from elman.tasks.translation import report as translation_report
 from elman.tasks.translation.config import END, START, TranslationConfig
 from elman.tasks.translation.predictor import TranslationPredictor
-from elman.tasks.translation.scoring import evaluate_split
+from elman.tasks.translation.scoring import compare_beams, evaluate_split
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -202,6 +202,14 @@ class TranslationTask(Task):
             ctx.log(f"{name}: BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f}  exact "
                     f"match {scores['exact_match']:.4f}  length ratio "
                     f"{scores['length_ratio']:.3f}")
+        if cfg.eval.beam_widths:
+            name = "test" if "test" in results else "validation"
+            rows = compare_beams(translator, ctx.splits[name], ctx.state.encoded[name][0],
+                                 cfg, cfg.eval.beam_widths)
+            results[name].extra["beams"] = rows
+            ctx.log(f"{name}, greedy and beam search: " + ", ".join(
+                f"{r['decoding']} BLEU {r['bleu']:.2f} at {r['sentences_per_s']:.0f}/s"
+                for r in rows))
         return results
 
     def _sections(self, ctx, picked):
@@ -232,7 +240,8 @@ class TranslationTask(Task):
                                              cpu_seconds)
         metrics = {
             "results": {n: {"scores": r.scores, "bleu_by_length": r.per_class,
-                            "sacrebleu_signature": r.extra["sacrebleu_signature"]}
+                            "sacrebleu_signature": r.extra["sacrebleu_signature"],
+                            **({"beams": r.extra["beams"]} if "beams" in r.extra else {})}
                         for n, r in ctx.results.items()},
             **train_metrics(result), "train_seconds": result.seconds,
             "train_cpu_seconds": cpu_seconds, "parameters": int(model.count_params()),
@@ -283,10 +292,13 @@ class TranslationTask(Task):
         and the ratios, with the targets (≥ 200× over the per-sentence loop, ≥ 4× over
         eager). quick: the toy model (the demo run, or a short toy training), 256 toy
         test sentences. Otherwise the tatoeba-fra run when there is one
-        (runs/translation/tatoeba-fra), 1024 dev sentences.
+        (runs/translation/tatoeba-fra), 1024 dev sentences. `beam_vs_greedy` (issue 17):
+        the same sentences decoded greedily and with beam widths 4 and 8 (the run's
+        length penalty, caps and decoding batch size), sentences/s and time ratios.
         """
         import numpy as np
 
+        from elman.bench.beam_speed import beam_vs_greedy
         from elman.bench.reference_decoding import benchmark_decoders
         from elman.core import runs
         from elman.tasks.translation.translator import Translator, ragged_ids
@@ -312,10 +324,22 @@ class TranslationTask(Task):
             "identical_outputs": True,
             "mean_source_tokens": float(np.count_nonzero(source, axis=1).mean()),
         })
+        # issue 17: beam search against greedy on the same sentences, the run's settings
+        result["beam_vs_greedy"] = beam_vs_greedy(
+            translator.model, source, translator.start_id, translator.end_id, widths=(4, 8),
+            length_penalty=translator.decoding["length_penalty"],
+            repeats=2 if quick else 3, batch_size=translator.decoding["batch_size"],
+            **translator.caps_kwargs())
         log(f"translation decoders on {result['sentences']} sentences: compiled "
             f"{result['compiled_sentences_per_s']:.0f}/s, eager "
             f"{result['eager_sentences_per_s']:.1f}/s, per-sentence predict "
             f"{result['per_sentence_predict_sentences_per_s']:.2f}/s → "
             f"{result['compiled_over_per_sentence']:.0f}× and "
             f"{result['compiled_over_eager']:.1f}×")
+        beams = result["beam_vs_greedy"]
+        log(f"translation beam search vs greedy: greedy {beams['greedy_sentences_per_s']:.0f}"
+            f"/s, beam 4 {beams['beam_4_sentences_per_s']:.0f}/s "
+            f"({beams['beam_4_over_greedy_time']:.1f}× the time), beam 8 "
+            f"{beams['beam_8_sentences_per_s']:.0f}/s "
+            f"({beams['beam_8_over_greedy_time']:.1f}× the time)")
         return result

@@ -51,13 +51,20 @@ def ids_to_tokens(ids, vocabulary, start_id, end_id):
 def tokens_to_text(tokens, level, lang=""):
     """Ragged string tokens → one string per row, joined by the target level's rule.
 
+    Subword pieces carry their own spacing (`elman.text.subword.detokenize_pieces`);
+    word, cjk and char tokens are joined by `_join_rule`.
+
     Args:
         tokens: ragged string tensor `[batch, None]`.
-        level: str, the target tokenizer's level (cjk, word or char).
+        level: str, the target tokenizer's level (cjk, word, char or subword).
         lang: str, the target language code (French keeps its spaces). Default "".
     """
     import tensorflow as tf
 
+    if level == "subword":
+        from elman.text.subword import detokenize_pieces
+
+        return detokenize_pieces(tokens)
     separator, rules = _join_rule(level, lang)
     text = tf.strings.reduce_join(tokens, axis=1, separator=separator)
     for pattern, replacement in rules:
@@ -125,16 +132,25 @@ def write_tokenizers(run_dir, source_tok, target_tok, decoding):
                       "\n".join(target_tok.get_vocabulary()) + "\n")
 
 
-def read_tokenizers(run_dir):
-    """A run's (source tokenizer, target tokenizer, decoding dict) from tokenizers.json."""
+def tokenizer_from_saved(config):
+    """A TextTokenizer, or a SubwordTokenizer (its config holds a `model`), from its config."""
+    if "model" in config:
+        from elman.text.subword import SubwordTokenizer
+
+        return SubwordTokenizer.from_config(config)
     from elman.text.tokenize import TextTokenizer
 
+    return TextTokenizer.from_config(config)
+
+
+def read_tokenizers(run_dir):
+    """A run's (source tokenizer, target tokenizer, decoding dict) from tokenizers.json."""
     path = Path(run_dir) / TOKENIZERS_FILE
     if not path.is_file():
         raise UserError("the run has no tokenizers.json", path=run_dir)
     info = json.loads(path.read_text(encoding="utf-8"))
-    return (TextTokenizer.from_config(info["source"]),
-            TextTokenizer.from_config(info["target"]), info["decoding"])
+    return (tokenizer_from_saved(info["source"]), tokenizer_from_saved(info["target"]),
+            info["decoding"])
 
 
 class Translator:
