@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from elman import cli
 from elman.config import TokenizerConfig
