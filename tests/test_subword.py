@@ -190,6 +190,7 @@ def cased_run(tmp_path_factory):
     return {"run": run, "report": reports / "translation" / "run", "pairs": pairs}
 
 
+@pytest.mark.slow  # a 25-epoch training, an export and a fresh process (about 50 s)
 def test_cased_subword_translator_end_to_end(cased_run, capsys):
     run, report, pairs = cased_run["run"], cased_run["report"], cased_run["pairs"]
     # the target vocabulary is the one learned from the training targets alone

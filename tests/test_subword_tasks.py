@@ -106,6 +106,7 @@ def test_sentiment_refuses_char_features_with_subwords(tmp_path, tiny_sentiment,
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_language_model_with_subwords(tmp_path, capsys):
     from elman.tasks.lm.config import LMTextConfig
     from elman.tasks.lm.predictor import LMPredictor

@@ -158,6 +158,7 @@ def test_translate_args_stdin_beam_and_evaluate(trained, capsys):
         assert scores[key] == pytest.approx(metrics["scores"][key], abs=1e-9), key
 
 
+@pytest.mark.slow
 def test_a_source_longer_than_the_encoder_reads_is_marked_and_noticed(trained):
     import elman
 
@@ -223,7 +224,7 @@ def test_scores_wiring_against_independent_sacrebleu():
     assert zh["exact_match"] == 0.0
 
 
-@pytest.mark.parametrize("attention", ["none", "luong"])
+@pytest.mark.parametrize("attention", [pytest.param("none", marks=pytest.mark.slow), "luong"])
 def test_compiled_training_step_and_masked_token_accuracy(attention):
     """With and without attention (the decoder's padding mask reaches the metrics only
     without it), one fit step runs and the metric counts real target tokens only."""
