@@ -20,7 +20,7 @@ import base64
 import keras
 import tensorflow as tf
 
-from elman.text.pieces import ALGORITHMS, SPACE_MARK, SPECIAL, learn_pieces  # noqa: F401
+from elman.text.pieces import SPACE_MARK, SPECIAL, learn_pieces
 from elman.text.tokenize import OOV, PAD, TokenIds
 
 _RESERVED = SPECIAL[2:]  # "<s>", "</s>": ids 2 and 3
@@ -41,7 +41,6 @@ class SubwordTokenizer(TokenIds):
     """
 
     level = "subword"
-    punctuation = "keep"
 
     def __init__(self, model=None, lowercase=False, max_length=200, truncation="post",
                  algorithm="unigram", **kwargs):
