@@ -51,6 +51,9 @@ class TokenizerConfig:
     algorithm: str = "unigram"  # subword level: unigram or bpe (SentencePiece)
     character_coverage: float = 1.0  # subword level: share of train's characters kept
     # as pieces (the rarest of the rest map to unknown; 0.9995 suits Chinese)
+    normalization: str = "nmt_nfkc"  # subword level: SentencePiece's rule before splitting;
+    # nmt_nfkc and nfkc fold full-width marks (。？！，) to ASCII, identity keeps the text
+    # as written (Chinese and Japanese targets); runs of spaces are folded in every rule
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,6 +121,7 @@ class TrainConfig:
 _CHOICES = {
     "tokenizer.level": ("cjk", "word", "char", "subword"),
     "tokenizer.algorithm": ("unigram", "bpe"),
+    "tokenizer.normalization": ("nmt_nfkc", "nfkc", "identity"),
     "tokenizer.punctuation": ("split", "strip", "keep"),
     "tokenizer.truncation": ("post", "pre"),
     "chars.features": ("none", "cnn", "lstm"),

@@ -81,6 +81,28 @@ def test_reserved_ids_and_chinese_without_spaces(tokenizers):
     assert 1 in ids
 
 
+def test_identity_normalization_keeps_full_width_chinese_punctuation():
+    """nmt_nfkc folds `？` to `?`; the identity rule keeps the characters as written (the
+    Chinese preset's choice), and either rule still folds runs of spaces."""
+    corpus = CHINESE * 20 + ENGLISH * 5
+    samples = CHINESE + ["  你  明天来吗？ "]
+    texts = {}
+    for rule in ("nmt_nfkc", "identity"):
+        tok = fit_subword(subword_config(normalization=rule, vocabulary_size=120), corpus)
+        ids = tok.ragged_ids(tf.constant(samples))
+        assert not tf.reduce_any(ids.flat_values == 1), rule
+        pieces = tf.gather(tf.constant(tok.get_vocabulary()), ids)
+        texts[rule] = [t.decode() for t in detokenize_pieces(pieces).numpy()]
+    as_written = [" ".join(s.split()) for s in samples]
+    assert texts["identity"] == as_written
+    assert texts["identity"][1] == "你明天来吗？" and texts["identity"][-1] == "你 明天来吗？"
+    assert texts["nmt_nfkc"] == [normalised(s) for s in samples]
+    assert texts["nmt_nfkc"][1] == "你明天来吗?"  # full-width question mark folded
+    with pytest.raises(ValueError, match="normalization"):
+        from elman.text.pieces import learn_pieces
+        learn_pieces(CHINESE, 50, normalization="nfd")
+
+
 def test_detokenize_pieces_by_hand():
     pieces = tf.ragged.constant([["\u2581Il", "\u2581est", "\u2581vie", "ux", "."],
                                  ["\u2581«", "\u2581Va", "\u2581»", "\u2581!"],
@@ -132,10 +154,14 @@ def test_config_choices_and_ranges(tmp_path, capsys):
 
     cfg = config_lib.load_config("translation", None, [
         "target_tokenizer.level=subword", "target_tokenizer.algorithm=bpe",
-        "eval.beam_widths=[1, 4]"])
+        "eval.beam_widths=[1, 4]", "target_tokenizer.normalization=identity"])
     assert cfg.target_tokenizer.algorithm == "bpe" and cfg.eval.beam_widths == (1, 4)
+    assert cfg.target_tokenizer.normalization == "identity"
+    assert config_lib.load_config("sentiment", None, [
+        "tokenizer.normalization=nfkc"]).tokenizer.normalization == "nfkc"
     for bad in ("target_tokenizer.algorithm=wordpiece", "target_tokenizer.vocabulary_size=3",
-                "source_tokenizer.character_coverage=0.5", "eval.beam_widths=[1.5]"):
+                "source_tokenizer.character_coverage=0.5", "eval.beam_widths=[1.5]",
+                "target_tokenizer.normalization=nfd"):
         with pytest.raises(UserError):
             config_lib.load_config("translation", None, [bad])
 

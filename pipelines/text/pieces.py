@@ -11,9 +11,11 @@ import io
 ALGORITHMS = ("unigram", "bpe")
 SPACE_MARK = "\u2581"  # "▁": SentencePiece's mark of a piece that starts a word
 SPECIAL = ("<pad>", "<unk>", "<s>", "</s>")  # ids 0-3
+NORMALIZATIONS = ("nmt_nfkc", "nfkc", "identity")  # SentencePiece's built-in rules
 
 
-def learn_pieces(lines, vocabulary_size, algorithm="unigram", character_coverage=1.0):
+def learn_pieces(lines, vocabulary_size, algorithm="unigram", character_coverage=1.0,
+                 normalization="nmt_nfkc"):
     """Trains a SentencePiece model on some lines of text; returns its serialized bytes.
 
     One thread, no sampling of sentences and no shuffling, so the same lines always give
@@ -26,12 +28,20 @@ def learn_pieces(lines, vocabulary_size, algorithm="unigram", character_coverage
         algorithm: str, "unigram" or "bpe". Default "unigram".
         character_coverage: float, the share of the characters kept as pieces (the
             rarest of the rest map to `<unk>`). Default 1.0.
+        normalization: str, the rule applied to text before it is split, kept in the
+            model so tokenizing applies it too: "nmt_nfkc" (NFKC plus some control
+            characters removed), "nfkc", or "identity" (the characters as written, so
+            full-width Chinese punctuation stays full-width). Runs of spaces are folded
+            and leading and trailing spaces dropped whatever the rule. Default "nmt_nfkc".
     """
     import sentencepiece as spm
 
     if algorithm not in ALGORITHMS:
         raise ValueError(f"Expected algorithm to be one of {set(ALGORITHMS)}. "
                          f"Received: algorithm={algorithm!r}")
+    if normalization not in NORMALIZATIONS:
+        raise ValueError(f"Expected normalization to be one of {set(NORMALIZATIONS)}. "
+                         f"Received: normalization={normalization!r}")
     lines = [line for line in lines if line.strip()]
     if not lines:
         raise ValueError("Expected training texts to learn subwords from. Received none.")
@@ -39,7 +49,8 @@ def learn_pieces(lines, vocabulary_size, algorithm="unigram", character_coverage
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(lines), model_writer=buffer, model_type=algorithm,
         vocab_size=vocabulary_size, hard_vocab_limit=False,
-        character_coverage=character_coverage, pad_id=0, unk_id=1, bos_id=2, eos_id=3,
+        character_coverage=character_coverage, normalization_rule_name=normalization,
+        pad_id=0, unk_id=1, bos_id=2, eos_id=3,
         pad_piece=SPECIAL[0], unk_piece=SPECIAL[1], bos_piece=SPECIAL[2],
         eos_piece=SPECIAL[3], input_sentence_size=0, shuffle_input_sentence=False,
         num_threads=1, max_sentence_length=1 << 16, minloglevel=2)

@@ -9,8 +9,8 @@ kept in the layer's config (base64), so loading a saved run reads data, never co
 
 Ids follow the project's convention: 0 padding, 1 unknown, 2 and 3 the start and end
 tokens `<s>`/`</s>` (reserved whether a task uses them or not), then the pieces.
-Text is NFKC-normalised (SentencePiece's `nmt_nfkc` rule, which also folds runs of
-spaces) and split into pieces that keep their leading space as `▁`, so
+Text is normalised by the model's rule (NFKC by default, SentencePiece's `nmt_nfkc`;
+`identity` keeps the characters as written; runs of spaces are folded either way) and split into pieces that keep their leading space as `▁`, so
 `detokenize_pieces` gives back the normalised text: case, spacing and punctuation
 as written, with no language rule needed.
 """
@@ -124,7 +124,7 @@ def fit_subword(cfg, texts, reserved=()):
 
     Args:
         cfg: TokenizerConfig with level "subword" (vocabulary_size, algorithm,
-            character_coverage, lowercase, max_length, truncation).
+            character_coverage, normalization, lowercase, max_length, truncation).
         texts: list of str, the training texts.
         reserved: tokens a task needs at fixed ids: only ("<s>", "</s>"), ids 2 and 3,
             which every subword vocabulary reserves.
@@ -135,7 +135,7 @@ def fit_subword(cfg, texts, reserved=()):
     if tuple(reserved) not in ((), _RESERVED[:len(reserved)]):
         raise ValueError(f"Expected reserved tokens among {_RESERVED}. Received: {reserved}")
     model = learn_pieces(_lowered(texts) if cfg.lowercase else texts, cfg.vocabulary_size,
-                         cfg.algorithm, cfg.character_coverage)
+                         cfg.algorithm, cfg.character_coverage, cfg.normalization)
     return SubwordTokenizer(model=model, lowercase=cfg.lowercase,
                             max_length=cfg.max_length, truncation=cfg.truncation,
                             algorithm=cfg.algorithm, name="tokenizer")

@@ -31,6 +31,8 @@ class LMTextConfig:
     algorithm: str = "unigram"  # subword level: unigram or bpe (SentencePiece)
     character_coverage: float = 1.0  # subword level: share of the training text's
     # characters kept as pieces (the rarest of the rest become [UNK]; 0.9995 suits Chinese)
+    normalization: str = "nmt_nfkc"  # subword level: SentencePiece's rule (nmt_nfkc and
+    # nfkc fold full-width marks to ASCII; identity keeps the text as written)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +84,7 @@ class LMConfig:
     choices: typing.ClassVar[dict] = {  # allowed values of this task's own string settings
         "text.level": ("word", "character", "subword"),
         "text.algorithm": ("unigram", "bpe"),
+        "text.normalization": ("nmt_nfkc", "nfkc", "identity"),
         "text.unit": ("line", "paragraph"),
         "model.cell": ("lstm", "gru", "rnn"),
         "train.mixed_precision": ("none", "float16", "bfloat16"),

@@ -162,7 +162,7 @@ def learn_subword(lines, text_cfg):
 
     return learn_pieces(text_units(lines, text_cfg.unit, text_cfg.lowercase),
                         text_cfg.vocabulary_size, text_cfg.algorithm,
-                        text_cfg.character_coverage)
+                        text_cfg.character_coverage, text_cfg.normalization)
 
 
 def write_subword(run_dir, model):

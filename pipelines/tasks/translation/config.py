@@ -3,14 +3,12 @@
 import dataclasses
 import typing
 
-from elman.config import TokenizerConfig, TrainConfig
+from elman.config import _CHOICES, TokenizerConfig, TrainConfig
 
 START, END = "<s>", "</s>"  # reserved target tokens: ids 2 and 3
 FORMATS = ("auto", "tsv", "parallel", "jsonl", "hub")
-_TOKENIZER_CHOICES = {"level": ("cjk", "word", "char", "subword"),
-                      "algorithm": ("unigram", "bpe"),
-                      "punctuation": ("split", "strip", "keep"),
-                      "truncation": ("post", "pre")}
+_TOKENIZER_CHOICES = {key.split(".", 1)[1]: allowed for key, allowed in _CHOICES.items()
+                      if key.startswith("tokenizer.")}  # the shared tokenizer's choices
 
 
 @dataclasses.dataclass(frozen=True)
