@@ -220,6 +220,41 @@ def test_jsonl_with_bios_tags(tmp_path):
     stats = {}
     read = read_jsonl(path, tokens_key="text", tags_key="label", scheme="auto", stats=stats)
     assert stats["scheme"] == "BIOS" and read[1]["tags"] == ["B-NAME", "O", "B-LOC"]
+    # the keys guessed: `text`/`label` as the real corpus writes them, no settings needed
+    guessed = read_jsonl(path, scheme="auto", guess_keys=True)
+    assert [s["tokens"] for s in guessed] == [r["text"] for r in rows]
+    assert [s["tags"] for s in guessed] == [s["tags"] for s in read]
+    with pytest.raises(UserError, match="Missing key 'tokens'"):  # only when asked to
+        read_jsonl(path, scheme="auto")
+    # a later record must have the keys the first one had
+    bad = _write(tmp_path, "bad.jsonl", json.dumps(rows[0], ensure_ascii=False) + "\n"
+                 + json.dumps({"tokens": ["李"], "tags": ["O"]}))
+    with pytest.raises(UserError, match="Missing key 'text'") as caught:
+        read_jsonl(bad, scheme="auto", guess_keys=True)
+    assert caught.value.line == 2
+
+
+def test_jsonl_keys_guessed_in_a_training_run(tmp_path):
+    """`elman train tagging` on `{"text", "label"}` files with B/I/S tags and no settings."""
+    rng = random.Random(3)
+    lines = {}
+    for split, count in (("train", 60), ("validation", 12)):
+        rows = []
+        for _ in range(count):
+            kind = rng.choice(sorted(NAMES))
+            name = rng.choice(NAMES[kind])
+            tags = (["S-" + kind] if len(name) == 1
+                    else ["B-" + kind] + ["I-" + kind] * (len(name) - 1))
+            rows.append({"text": list(name) + ["在", "工", "作"], "label": tags + ["O"] * 3})
+        lines[split] = _write(tmp_path, f"{split}.jsonl", "\n".join(
+            json.dumps(r, ensure_ascii=False) for r in rows))
+    out = tmp_path / "run"
+    code = cli.main(["train", "tagging", "--data", str(lines["train"]), "--validation",
+                     str(lines["validation"]), "--out", str(out), "--reports",
+                     str(tmp_path / "reports"), *TINY])
+    assert code == 0
+    run = json.loads((out / "run.json").read_text())
+    assert "BIOS" in json.dumps(run)
 
 
 @pytest.mark.parametrize("scheme", ["BIOS", "BMES"])

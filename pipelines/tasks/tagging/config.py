@@ -16,6 +16,8 @@ class TaggingDataConfig:
     format: str = "auto"  # auto (extension; a folder is hf), conll, conllu, jsonl, hf
     tag_column: str = ""  # conll: tag column index (default -1, the last); jsonl/hf: tags key
     tokens_column: str = "tokens"  # jsonl/hf: the key or column holding the token list
+    # (jsonl with neither key set: tokens/words/text/chars and tags/ner_tags/labels/label
+    # are tried, so `{"text": [...], "label": [...]}` files read as they are)
     conllu_field: str = "upos"  # CoNLL-U: upos or xpos
     scheme: str = "auto"  # auto (guessed), BIO, IOB1, BIOS, BIOES, BMES, none (free tags: POS)
     strict: bool = True  # an ill-formed sequence (I-X after O) is an error

@@ -178,9 +178,12 @@ def _read_any(data, source, scheme, stats, split=None, loaded=None, name="train"
         if fmt == "conllu":
             return readers.read_conllu(source, field=data.conllu_field, stats=stats)
         if fmt == "jsonl":
+            # with neither key set, `{"text": [...], "label": [...]}` and the like read too
+            guess = data.tokens_column == "tokens" and not data.tag_column
             return readers.read_jsonl(source, tokens_key=data.tokens_column,
                                       tags_key=_tag_key(data, fmt), scheme=scheme,
-                                      strict=data.strict, repair=repair, stats=stats)
+                                      strict=data.strict, repair=repair, stats=stats,
+                                      guess_keys=guess)
         return readers.read_conll(source, tag_column=_tag_key(data, fmt), scheme=scheme,
                                   strict=data.strict, repair=repair, stats=stats)
     except UserError as err:

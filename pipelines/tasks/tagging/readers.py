@@ -325,8 +325,20 @@ def _json_records(path):
         yield line, record
 
 
+TOKEN_KEYS = ("tokens", "words", "text", "chars", "characters")  # tried in this order
+TAG_KEYS = ("tags", "ner_tags", "labels", "label", "ner")  # when the keys are not given
+
+
+def _guess_key(record, given, known):
+    """`given` when the record has it, else the first of `known` the record holds as a
+    list (the real corpora's other names: `text`/`label` in Chinese NER releases)."""
+    if given in record:
+        return given
+    return next((key for key in known if isinstance(record.get(key), list)), given)
+
+
 def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=True,
-               repair=False, stats=None):
+               repair=False, stats=None, guess_keys=False):
     """Reads JSON lines `{"tokens": [...], "tags": [...]}`, one sentence per line.
 
     A `.json` file holding one JSON array of such objects is read too.
@@ -335,6 +347,10 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
         path: str or Path, the file.
         tokens_key: str, the key of the token list. Default "tokens".
         tags_key: str, the key of the tag list. Default "tags".
+        guess_keys: bool, when the first record lacks `tokens_key` or `tags_key`, use the
+            first of `TOKEN_KEYS` / `TAG_KEYS` it holds as a list (so `{"text": [...],
+            "label": [...]}` reads without settings); every record then needs those
+            keys. Default False.
         scheme: str or None, the tag scheme (see `read_conll`). Default "BIO".
         strict: bool, raise on an ill-formed tag sequence. Default True.
         repair: bool, repair ill-formed sequences and count them. Default False.
@@ -355,6 +371,10 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
         if not isinstance(record, dict):
             raise UserError(f"Expected a JSON object with {tokens_key!r} and {tags_key!r}, "
                             f"found {type(record).__name__}.", path=path, line=number)
+        if guess_keys:
+            tokens_key = _guess_key(record, tokens_key, TOKEN_KEYS)
+            tags_key = _guess_key(record, tags_key, TAG_KEYS)
+            guess_keys = False
         for key in (tokens_key, tags_key):
             if key not in record:
                 raise UserError(f"Missing key {key!r} (keys: {sorted(record)}).",
