@@ -46,7 +46,8 @@ class TokenizerConfig:
     max_tokens: int = 20000  # vocabulary cap, including padding and OOV
     min_count: int = 1  # tokens seen fewer times in train map to OOV
     max_length: int = 200  # longest token sequence the model sees
-    truncation: str = "post"  # post: keep the first max_length tokens; pre: keep the last
+    truncation: str = "post"  # post: keep the first max_length tokens; pre: keep the last;
+    # both: the first quarter of max_length and the last three quarters (long documents)
     vocabulary_size: int = 8000  # subword level: pieces learned (ids 0-3 included)
     algorithm: str = "unigram"  # subword level: unigram or bpe (SentencePiece)
     character_coverage: float = 1.0  # subword level: share of train's characters kept
@@ -123,7 +124,7 @@ _CHOICES = {
     "tokenizer.algorithm": ("unigram", "bpe"),
     "tokenizer.normalization": ("nmt_nfkc", "nfkc", "identity"),
     "tokenizer.punctuation": ("split", "strip", "keep"),
-    "tokenizer.truncation": ("post", "pre"),
+    "tokenizer.truncation": ("post", "pre", "both"),
     "chars.features": ("none", "cnn", "lstm"),
     "encoder.cell": ("lstm", "gru", "rnn"),
     "encoder.merge_mode": ("concat", "sum", "mul", "ave"),

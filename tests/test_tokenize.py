@@ -47,6 +47,22 @@ def test_ids_padding_oov_and_truncation_policies():
     assert pre(texts).numpy().tolist() == [[3, 4, 5], [1, 3, 0]]
 
 
+def test_both_truncation_keeps_the_head_quarter_and_the_tail():
+    vocab = [str(i) for i in range(20)]  # token "i" has id i + 2
+    tok = TextTokenizer(vocabulary=vocab, level="word", max_length=8, truncation="both")
+    texts = [" ".join(str(i) for i in range(n)) for n in (13, 8, 3, 9)]
+    # by hand: max_length 8 → the first 2 (8 // 4) and the last 6 tokens of a longer text
+    expected = [[0, 1, 7, 8, 9, 10, 11, 12], list(range(8)), [0, 1, 2], [0, 1, 3, 4, 5, 6, 7, 8]]
+    got = tok.ragged_ids(tf.constant(texts)).to_list()
+    assert got == [[i + 2 for i in row] for row in expected]
+    assert tok.truncation_info(texts) == [
+        {"tokens": 13, "read": 8, "kept": "first 2 and last 6 of the"}, None, None,
+        {"tokens": 9, "read": 8, "kept": "first 2 and last 6 of the"}]
+    one = TextTokenizer(vocabulary=vocab, level="word", max_length=1, truncation="both")
+    assert one.ragged_ids(tf.constant(["0 1 2"])).to_list() == [[4]]  # head 0: the last
+    assert TokenizerConfig(truncation="both").truncation == "both"
+
+
 def test_truncation_is_counted():
     tok = TextTokenizer(vocabulary=["a"], level="word", max_length=2)
     stats = token_stats(tok, ["a a a a", "a", "b b b"])
@@ -103,7 +119,7 @@ def test_invalid_arguments():
         TextTokenizer(truncation="middle")
 
 
-@pytest.mark.parametrize("truncation", ["post", "pre"])
+@pytest.mark.parametrize("truncation", ["post", "pre", "both"])
 def test_char_ids_align_with_the_word_ids(truncation):
     texts = ["Très bien, merci!", "服务慢 but ok", "a", "unbelievably good"]
     words = TextTokenizer(vocabulary=["bien", "ok"], level="cjk", max_length=3,
@@ -116,6 +132,7 @@ def test_char_ids_align_with_the_word_ids(truncation):
     # three tokens from the kept end, each cut to four chars, looked up by hand
     tokens = [["très", "bien", ",", "merci", "!"], ["服", "务", "慢", "but", "ok"], ["a"],
               ["unbelievably", "good"]]
+    # both: max_length 3 keeps 3 // 4 = 0 head tokens, so the last three, as "pre"
     tokens = [t[:3] if truncation == "post" else t[-3:] for t in tokens]
     index = {c: i for i, c in enumerate(["", "[UNK]", "b", "i", "e", "n", "服", "o"])}
     assert got.shape == (4, 3, 4)

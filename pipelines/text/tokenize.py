@@ -19,6 +19,14 @@ _HAN = r"([\p{Han}\x{3040}-\x{30ff}\x{ac00}-\x{d7af}])"  # Han, kana, Hangul syl
 _LEVELS = ("cjk", "word", "char")
 
 
+TRUNCATIONS = ("post", "pre", "both")  # keep the first, the last, or head and tail tokens
+
+
+def head_length(max_length):
+    """Tokens kept from a text's start under "both" truncation (the rest from its end)."""
+    return max_length // 4
+
+
 class TokenIds(keras.layers.Layer):
     """What every tokenizer layer shares: a vocabulary after padding (id 0) and OOV (id 1),
     a truncation policy, and padded ids from `call`. Subclasses define `split` (ragged
@@ -26,8 +34,8 @@ class TokenIds(keras.layers.Layer):
 
     def _set_limits(self, lowercase, max_length, truncation):
         """Checks and keeps the settings every tokenizer has."""
-        if truncation not in ("post", "pre"):
-            raise ValueError("Expected truncation to be one of {'post', 'pre'}. "
+        if truncation not in TRUNCATIONS:
+            raise ValueError("Expected truncation to be one of {'post', 'pre', 'both'}. "
                              f"Received: truncation={truncation!r}")
         if not isinstance(max_length, int) or max_length < 1:
             raise ValueError(f"Expected max_length to be a positive int. "
@@ -49,17 +57,27 @@ class TokenIds(keras.layers.Layer):
         self.built = True  # lookup tables are created in __init__; no weights
 
     def truncate(self, tokens):
-        """Applies the truncation policy to a ragged [batch, tokens] tensor."""
+        """Applies the truncation policy to a ragged [batch, tokens] tensor: "post" keeps
+        the first `max_length` tokens, "pre" the last, "both" the first quarter of
+        `max_length` and the last three quarters (a review's opening and its verdict)."""
         if self.truncation == "post":
             return tokens[:, : self.max_length]
         lengths = tokens.row_lengths()
-        start = tf.maximum(lengths - self.max_length, 0)
-        keep = tf.ragged.range(start, lengths)
+        over = tf.maximum(lengths - self.max_length, 0)  # tokens dropped from each row
+        if self.truncation == "pre":
+            keep = tf.ragged.range(over, lengths)
+        else:  # both: positions past the head jump over the dropped middle
+            keep = tf.ragged.range(tf.minimum(lengths, self.max_length))
+            flat = keep.flat_values
+            jump = tf.repeat(over, keep.row_lengths())
+            keep = keep.with_flat_values(
+                tf.where(flat >= head_length(self.max_length), flat + jump, flat))
         return tf.gather(tokens, keep, batch_dims=1)
 
     def truncation_info(self, texts):
         """What truncation does to each text: None when it is read whole, else {"tokens":
-        tokens in the text, "read": tokens kept (`max_length`), "kept": "first" or "last"}.
+        tokens in the text, "read": tokens kept (`max_length`), "kept": "first", "last", or
+        for "both" truncation "first H and last T of the"}.
 
         Args:
             texts: list of str.
@@ -67,7 +85,10 @@ class TokenIds(keras.layers.Layer):
         if not texts:
             return []
         lengths = self.split(tf.constant(list(texts), tf.string)).row_lengths().numpy()
-        kept = "first" if self.truncation == "post" else "last"
+        kept = {"post": "first", "pre": "last"}.get(self.truncation)
+        if kept is None:
+            head = head_length(self.max_length)
+            kept = f"first {head} and last {self.max_length - head} of the"
         return [None if n <= self.max_length else
                 {"tokens": int(n), "read": self.max_length, "kept": kept} for n in lengths]
 
