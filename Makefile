@@ -5,6 +5,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export TF_CPP_MIN_LOG_LEVEL ?= 3
 export PYTHONHASHSEED ?= 0
+# test processes (pytest-xdist, one test file per process at a time): the cores this
+# process may use, at most 4; TensorFlow's tracing and Python work are single-threaded,
+# so two processes on two cores take about half the wall time of one
+JOBS ?= $(shell $(PYTHON) -c "import os; print(min(4, len(os.sched_getaffinity(0))))")
 
 .PHONY: demo test test-all bench venv clean
 
@@ -20,10 +24,10 @@ demo: $(STAMP)
 	$(BIN)/elman demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile
 
 test-all: $(STAMP)
-	$(BIN)/python -m pytest -q -m ''
+	$(BIN)/python -m pytest -q -m '' -n $(JOBS) --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/elman bench
