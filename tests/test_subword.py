@@ -103,6 +103,15 @@ def test_identity_normalization_keeps_full_width_chinese_punctuation():
         learn_pieces(CHINESE, 50, normalization="nfd")
 
 
+def test_strip_markup_before_learning_and_splitting():
+    corpus = [s + "<br /><br />" + t for s, t in zip(ENGLISH, reversed(ENGLISH))] * 20
+    tok = fit_subword(subword_config(strip_markup=True, vocabulary_size=150), corpus)
+    assert not [p for p in tok.vocabulary[2:] if "<" in p or "br" == p.strip("\u2581")]
+    pieces = tok.split(tf.constant(["Tom<br />sat."])).to_list()[0]
+    assert "".join(p.decode() for p in pieces).replace("\u2581", " ").strip() == "Tom sat."
+    assert SubwordTokenizer.from_config(tok.get_config()).strip_markup
+
+
 def test_detokenize_pieces_by_hand():
     pieces = tf.ragged.constant([["\u2581Il", "\u2581est", "\u2581vie", "ux", "."],
                                  ["\u2581«", "\u2581Va", "\u2581»", "\u2581!"],

@@ -63,6 +63,24 @@ def test_both_truncation_keeps_the_head_quarter_and_the_tail():
     assert TokenizerConfig(truncation="both").truncation == "both"
 
 
+def test_strip_markup_removes_tags_and_nothing_else():
+    text = "Great film.<br /><br />The <i>end</i> is 3 < 4 and <3 it"
+    # by hand: each tag becomes a space; "<" followed by a space or a digit is text
+    assert split(text, level="word", punctuation="keep", lowercase=False,
+                 strip_markup=True) == ["Great", "film.", "The", "end", "is", "3", "<", "4",
+                                        "and", "<3", "it"]
+    assert "br" in split(text, level="word")  # off by default: tags are text
+    cfg = TokenizerConfig(level="word", strip_markup=True, max_tokens=100)
+    tok = fit_vocabulary(cfg, [text])
+    assert "br" not in tok.get_vocabulary() and "i" not in tok.get_vocabulary()
+    again = TextTokenizer.from_config(tok.get_config())
+    assert again.strip_markup and (again(tf.constant([text])).numpy() ==
+                                   tok(tf.constant([text])).numpy()).all()
+    chars = fit_char_ids(cfg, [text], max_word_length=5)
+    assert chars(tf.constant([text])).shape[1] == tok(tf.constant([text])).shape[1]
+    assert "<" in chars.chars and "/" not in chars.chars  # "</i>" and "<br />" are gone
+
+
 def test_truncation_is_counted():
     tok = TextTokenizer(vocabulary=["a"], level="word", max_length=2)
     stats = token_stats(tok, ["a a a a", "a", "b b b"])

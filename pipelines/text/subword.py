@@ -43,14 +43,14 @@ class SubwordTokenizer(TokenIds):
     level = "subword"
 
     def __init__(self, model=None, lowercase=False, max_length=200, truncation="post",
-                 algorithm="unigram", **kwargs):
+                 algorithm="unigram", strip_markup=False, **kwargs):
         kwargs.setdefault("trainable", False)
         kwargs.setdefault("dtype", "string")
         super().__init__(**kwargs)
         if not model:
             raise ValueError("Expected a SentencePiece model (bytes or base64). Received: "
                              "model=None")
-        self._set_limits(lowercase, max_length, truncation)
+        self._set_limits(lowercase, max_length, truncation, strip_markup)
         self.model = model if isinstance(model, bytes) else base64.b64decode(model)
         self.algorithm = algorithm
         import keras_hub
@@ -71,7 +71,7 @@ class SubwordTokenizer(TokenIds):
 
     def _all_ids(self, texts):
         """Ragged int64 ids of every piece, before truncation."""
-        texts = tf.convert_to_tensor(texts, dtype=tf.string)
+        texts = self._without_markup(tf.convert_to_tensor(texts, dtype=tf.string))
         if self.lowercase:
             texts = tf.strings.lower(texts, encoding="utf-8")
         ids = self._tokenize(tf.reshape(texts, [-1]))
@@ -91,7 +91,8 @@ class SubwordTokenizer(TokenIds):
         config = super().get_config()
         config.update(model=base64.b64encode(self.model).decode("ascii"),
                       lowercase=self.lowercase, max_length=self.max_length,
-                      truncation=self.truncation, algorithm=self.algorithm)
+                      truncation=self.truncation, algorithm=self.algorithm,
+                      strip_markup=self.strip_markup)
         return config
 
 
@@ -134,8 +135,15 @@ def fit_subword(cfg, texts, reserved=()):
     """
     if tuple(reserved) not in ((), _RESERVED[:len(reserved)]):
         raise ValueError(f"Expected reserved tokens among {_RESERVED}. Received: {reserved}")
+    if cfg.strip_markup:  # the pieces are learned on the text the layer will see
+        import re
+
+        from elman.text.tokenize import MARKUP
+
+        texts = [re.sub(MARKUP, " ", text) for text in texts]
     model = learn_pieces(_lowered(texts) if cfg.lowercase else texts, cfg.vocabulary_size,
                          cfg.algorithm, cfg.character_coverage, cfg.normalization)
     return SubwordTokenizer(model=model, lowercase=cfg.lowercase,
                             max_length=cfg.max_length, truncation=cfg.truncation,
-                            algorithm=cfg.algorithm, name="tokenizer")
+                            algorithm=cfg.algorithm, strip_markup=cfg.strip_markup,
+                            name="tokenizer")

@@ -19,6 +19,7 @@ _HAN = r"([\p{Han}\x{3040}-\x{30ff}\x{ac00}-\x{d7af}])"  # Han, kana, Hangul syl
 _LEVELS = ("cjk", "word", "char")
 
 
+MARKUP = r"<[A-Za-z/!][^<>]{0,200}>"  # an HTML/XML tag (<br />, </i>, <!-- x -->), not "<3"
 TRUNCATIONS = ("post", "pre", "both")  # keep the first, the last, or head and tail tokens
 
 
@@ -32,8 +33,9 @@ class TokenIds(keras.layers.Layer):
     a truncation policy, and padded ids from `call`. Subclasses define `split` (ragged
     string tokens before truncation) and `ragged_ids` (truncated ragged ids)."""
 
-    def _set_limits(self, lowercase, max_length, truncation):
+    def _set_limits(self, lowercase, max_length, truncation, strip_markup=False):
         """Checks and keeps the settings every tokenizer has."""
+        self.strip_markup = bool(strip_markup)
         if truncation not in TRUNCATIONS:
             raise ValueError("Expected truncation to be one of {'post', 'pre', 'both'}. "
                              f"Received: truncation={truncation!r}")
@@ -43,6 +45,12 @@ class TokenIds(keras.layers.Layer):
         self.lowercase = bool(lowercase)
         self.max_length = max_length
         self.truncation = truncation
+
+    def _without_markup(self, texts):
+        """The texts with each markup tag replaced by a space, when `strip_markup` is on."""
+        if not self.strip_markup:
+            return texts
+        return tf.strings.regex_replace(texts, MARKUP, " ")
 
     @property
     def vocabulary_size(self):
@@ -119,8 +127,9 @@ class TextTokenizer(TokenIds):
         punctuation: str, "split" (each mark is a token), "strip" (marks removed) or
             "keep" (left attached to words). Default "split".
         max_length: int, the longest id sequence returned. Default 200.
-        truncation: str, "post" keeps the first `max_length` tokens, "pre" the last.
-            Default "post".
+        truncation: str, "post" keeps the first `max_length` tokens, "pre" the last,
+            "both" the first quarter and the last three quarters. Default "post".
+        strip_markup: bool, replace HTML/XML tags (`<br />`) by spaces first. Default False.
 
     Example:
     >>> tok = TextTokenizer(vocabulary=["服", "务", "慢", "good"])
@@ -129,7 +138,7 @@ class TextTokenizer(TokenIds):
     """
 
     def __init__(self, vocabulary=None, level="cjk", lowercase=True, punctuation="split",
-                 max_length=200, truncation="post", **kwargs):
+                 max_length=200, truncation="post", strip_markup=False, **kwargs):
         kwargs.setdefault("trainable", False)
         kwargs.setdefault("dtype", "string")
         super().__init__(**kwargs)
@@ -142,7 +151,7 @@ class TextTokenizer(TokenIds):
         self.vocabulary = list(vocabulary or [])
         self.level = level
         self.punctuation = punctuation
-        self._set_limits(lowercase, max_length, truncation)
+        self._set_limits(lowercase, max_length, truncation, strip_markup)
         self.lookup = keras.layers.StringLookup(
             vocabulary=self.vocabulary or None, mask_token=PAD, oov_token=OOV,
             num_oov_indices=1, output_mode="int", name="lookup",
@@ -150,7 +159,7 @@ class TextTokenizer(TokenIds):
 
     def split(self, texts):
         """Splits a 1-D string tensor into a ragged [batch, tokens] string tensor."""
-        texts = tf.convert_to_tensor(texts, dtype=tf.string)
+        texts = self._without_markup(tf.convert_to_tensor(texts, dtype=tf.string))
         # Every Unicode space separates tokens (RE2's \s is ASCII only): French text puts a
         # no-break or narrow no-break space before ! ? : ; which must not become a token.
         texts = tf.strings.regex_replace(texts, _SPACE, " ")
@@ -179,7 +188,7 @@ class TextTokenizer(TokenIds):
         config = super().get_config()
         config.update(vocabulary=self.vocabulary, level=self.level, lowercase=self.lowercase,
                       punctuation=self.punctuation, max_length=self.max_length,
-                      truncation=self.truncation)
+                      truncation=self.truncation, strip_markup=self.strip_markup)
         return config
 
 
@@ -205,7 +214,8 @@ class CharIds(keras.layers.Layer):
     """
 
     def __init__(self, chars=None, max_word_length=20, level="cjk", lowercase=True,
-                 punctuation="split", max_length=200, truncation="post", **kwargs):
+                 punctuation="split", max_length=200, truncation="post", strip_markup=False,
+                 **kwargs):
         kwargs.setdefault("trainable", False)
         kwargs.setdefault("dtype", "string")
         super().__init__(**kwargs)
@@ -218,7 +228,8 @@ class CharIds(keras.layers.Layer):
         self.max_word_length = max_word_length
         self.splitter = TextTokenizer(level=level, lowercase=lowercase,
                                       punctuation=punctuation, max_length=max_length,
-                                      truncation=truncation, name="splitter")
+                                      truncation=truncation, strip_markup=strip_markup,
+                                      name="splitter")
         self.lookup = keras.layers.StringLookup(
             vocabulary=self.chars, mask_token=PAD, oov_token=OOV, num_oov_indices=1,
             output_mode="int", name="char_lookup")
@@ -257,7 +268,8 @@ class CharIds(keras.layers.Layer):
         s = self.splitter
         config.update(chars=self.chars, max_word_length=self.max_word_length, level=s.level,
                       lowercase=s.lowercase, punctuation=s.punctuation,
-                      max_length=s.max_length, truncation=s.truncation)
+                      max_length=s.max_length, truncation=s.truncation,
+                      strip_markup=s.strip_markup)
         return config
 
 
@@ -283,7 +295,8 @@ def char_ids_from_config(cfg, chars, max_word_length=20):
     """Builds the CharIds layer of a TokenizerConfig and a known char list."""
     return CharIds(chars=chars, max_word_length=max_word_length, level=cfg.level,
                    lowercase=cfg.lowercase, punctuation=cfg.punctuation,
-                   max_length=cfg.max_length, truncation=cfg.truncation, name="char_ids")
+                   max_length=cfg.max_length, truncation=cfg.truncation,
+                   strip_markup=cfg.strip_markup, name="char_ids")
 
 
 def tokenizer_from_config(cfg, vocabulary=None):
@@ -295,7 +308,8 @@ def tokenizer_from_config(cfg, vocabulary=None):
     level = "cjk" if cfg.level == "subword" else cfg.level
     return TextTokenizer(vocabulary=vocabulary, level=level, lowercase=cfg.lowercase,
                          punctuation=cfg.punctuation, max_length=cfg.max_length,
-                         truncation=cfg.truncation, name="tokenizer")
+                         truncation=cfg.truncation, strip_markup=cfg.strip_markup,
+                         name="tokenizer")
 
 
 def split_all(tokenizer, texts, batch_size=4096):

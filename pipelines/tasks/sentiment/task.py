@@ -61,7 +61,8 @@ def _tokenizers(ctx):
         tokenizer = TextTokenizer(
             vocabulary=vocab_file.read_text(encoding="utf-8").split("\n")[2:-1],
             level=t.level, lowercase=t.lowercase, punctuation=t.punctuation,
-            max_length=t.max_length, truncation=t.truncation, name="tokenizer")
+            max_length=t.max_length, truncation=t.truncation, strip_markup=t.strip_markup,
+            name="tokenizer")
     else:
         tokenizer = fit_vocabulary(cfg.tokenizer, texts)
     char_layer = None
