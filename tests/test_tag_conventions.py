@@ -7,6 +7,7 @@ entities are drawn from short name lists.
 
 import json
 import random
+from fractions import Fraction
 
 import pytest
 
@@ -316,3 +317,25 @@ def test_cli_trains_on_a_bios_character_file_and_writes_bios(tmp_path, capsys):
         for tag in predicted:
             tag_schemes.split_tag(tag, "BIOS")  # no E- ever
         assert tag_schemes.misfits(predicted, "BIOS") == []
+
+
+def test_validation_f1_each_epoch_and_as_the_monitor(tmp_path):
+    """`val_f1` is logged every epoch; with `train.monitor = "val_f1"` the kept epoch is
+    the first with the highest one, and the report's validation F1 (scored afresh from
+    the saved model's predictions) equals that epoch's logged value."""
+    out = tmp_path / "run"
+    code = cli.main(["train", "tagging", "--out", str(out), "--reports",
+                     str(tmp_path / "reports"), "--set", "train.monitor=val_f1", *TINY,
+                     "--set", "train.epochs=3"])
+    assert code == 0
+    lines = (out / "logs" / "training.csv").read_text().split()
+    header = lines[0].split(",")
+    f1s = [float(line.split(",")[header.index("val_f1")]) for line in lines[1:]]
+    assert len(f1s) == 3 and all(0.0 <= f <= 1.0 for f in f1s)
+    metrics = json.loads((tmp_path / "reports" / "tagging" / "run" / "metrics.json")
+                         .read_text())
+    best = f1s.index(max(f1s)) + 1
+    assert metrics["best_epoch"] == best and metrics["history"]["val_f1"] == f1s
+    exact = Fraction(metrics["results"]["validation"]["exact"]["f1"])  # entities counted
+    assert float(exact) == pytest.approx(f1s[best - 1], abs=1e-12)
+

@@ -114,6 +114,22 @@ class _EvaluateAveraged(keras.callbacks.Callback):
             self.active = None
 
 
+class _EpochScores(keras.callbacks.Callback):
+    """Adds a task's own validation scores (`scores(model)` → {name: float}, computed with
+    the weights validation uses: the EMA ones when EMA is on) to each epoch's logs, before
+    the committer reads them, so `train.monitor` can name them (e.g. entity F1)."""
+
+    def __init__(self, scores):
+        super().__init__()
+        self.scores = scores
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is None:
+            return
+        with _AveragedWeights(self.model):
+            logs.update({key: float(value) for key, value in self.scores(self.model).items()})
+
+
 @dataclasses.dataclass
 class TrainResult:
     """What training produced."""
@@ -219,7 +235,7 @@ class EpochCommitter(keras.callbacks.Callback):
 
 def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
         resume=False, strategy=None, chief=True, log=print, tensorboard=True,
-        custom_objects=None):
+        custom_objects=None, epoch_scores=None):
     """Trains a model with the house training loop and returns a TrainResult.
 
     Args:
@@ -240,6 +256,10 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
         tensorboard: bool, write TensorBoard logs. Default True.
         custom_objects: dict passed to load_model on resume (registered classes
             need none).
+        epoch_scores: callable(model) → {name: float} or None: validation scores the
+            task computes itself after each epoch (with the averaged weights), logged
+            beside Keras' metrics and usable as `train.monitor` (not run under a
+            multi-worker strategy, whose workers would each have to decode).
     """
     run_dir = Path(run_dir)
     ckpt_dir = run_dir / "checkpoints"
@@ -274,7 +294,8 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
     if not (state.get("stopped_early") or start >= cfg.epochs):
         began = time.perf_counter()
         _run_epochs(model, features, targets, lengths, validation, cfg, run_dir, start,
-                    committer, strategy if multi_worker else None, chief, tensorboard, log)
+                    committer, strategy if multi_worker else None, chief, tensorboard, log,
+                    None if multi_worker else epoch_scores)
         seconds = time.perf_counter() - began
         tokens = int(np.sum(lengths)) * (state["epoch"] - start)
         _after_epochs(committer, state, cfg, ckpt_dir, log)
@@ -328,13 +349,16 @@ def restore_checkpoint(ckpt_dir, state, custom_objects=None, log=print):
 
 
 def _run_epochs(model, features, targets, lengths, validation, cfg, run_dir, start,
-                committer, multi_worker_strategy, chief, tensorboard, log):
+                committer, multi_worker_strategy, chief, tensorboard, log,
+                epoch_scores=None):
     """Runs epochs start..cfg.epochs (model.fit, or the multi-worker loop)."""
     replicas = _replicas(getattr(model, "_distribute_strategy", None))  # built under it
     plans = [plan_training(lengths, cfg, e, replicas) for e in range(start, cfg.epochs)]
     steps = len(plans[0])
     dataset = dataset_from_plan(features, targets, [b for p in plans for b in p])
     epoch_callbacks = [_EvaluateAveraged(), committer]  # also run by fit_epochs
+    if epoch_scores is not None:
+        epoch_callbacks.insert(1, _EpochScores(epoch_scores))
     callbacks = list(epoch_callbacks)
     if tensorboard and chief:
         callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir / "logs" / "tb"),

@@ -136,8 +136,10 @@ class TaggingTask(Task):
         validation = dataset_from_plan(val_x, val_y,
                                        plan_eval(val_len, max(cfg.train.batch_size, 64)))
         x, y, lengths = state.encoded["train"]
+        scores = _validation_f1(state.vocab, ctx.splits["validation"].items, val_x, val_len)
         result = fit(build_and_compile, x, y, lengths, validation, cfg.train, ctx.run_dir,
-                     resume=ctx.resume, strategy=ctx.strategy, log=ctx.log)
+                     resume=ctx.resume, strategy=ctx.strategy, log=ctx.log,
+                     epoch_scores=scores)
         return Fitted(result.model, result)
 
     def inference_model(self, ctx):
@@ -221,3 +223,24 @@ class TaggingTask(Task):
         from elman.tasks.tagging.bench import benchmark
 
         return benchmark(quick=quick, log=log)
+
+
+def _validation_f1(vocab, sentences, features, lengths):
+    """For entity tags, the callable giving each epoch's validation entity F1 (`val_f1`,
+    what `train.monitor = "val_f1"` watches, as NER is usually selected) from the
+    decoded tags (the CRF's Viterbi path), scored as `conlleval` does; None for free tags.
+    """
+    if not vocab.entity:
+        return None
+    from elman.tasks.tagging.metrics import evaluate_tagging
+    from elman.tasks.tagging.model import predict_tag_ids
+
+    gold = [s["tags"] for s in sentences]
+
+    def scores(model):
+        ids = predict_tag_ids(model, features, lengths)
+        return {"val_f1": float(evaluate_tagging(gold, [[vocab.tags[i] for i in row]
+                                                        for row in ids]).f1)}
+
+    return scores
+
