@@ -103,7 +103,9 @@ class TrainConfig:
     batch_size: int = 32  # global batch size (split across replicas)
     batch_tokens: int = 0  # > 0: batches of similar-length sentences up to this many padded
     # tokens (rows × longest row, global), instead of batch_size examples; 0 disables it
-    learning_rate: float = 0.002  # Adam learning rate
+    optimizer: str = "adam"  # adam, or sgd (with momentum, as in the NER literature)
+    learning_rate: float = 0.002  # the optimizer's learning rate
+    momentum: float = 0.9  # sgd only: momentum of the update (0: plain SGD)
     clipnorm: float = 1.0  # gradient clipping by global norm; 0 disables it
     weight_decay: float = 0.0  # decoupled weight decay (AdamW style); 0 disables it
     lr_decay: float = 1.0  # the learning rate is multiplied by this after every epoch
@@ -130,6 +132,7 @@ _CHOICES = {
     "encoder.cell": ("lstm", "gru", "rnn"),
     "encoder.merge_mode": ("concat", "sum", "mul", "ave"),
     "train.strategy": ("default", "mirrored", "multi-worker"),
+    "train.optimizer": ("adam", "sgd"),
     "train.mixed_precision": ("none", "float16", "bfloat16"),
     "data.format": ("auto", "csv", "tsv", "jsonl", "parquet", "labeled-lines"),
 }
@@ -174,6 +177,8 @@ def _check_range(key, value, source):
                         f"got {value}", path=source)
     if name == "character_coverage" and not 0.9 <= value <= 1.0:
         raise UserError(f"'{key}' must be in [0.9, 1]; got {value:g}", path=source)
+    if key == "train.momentum" and not 0.0 <= value < 1.0:
+        raise UserError(f"'{key}' must be in [0, 1); got {value:g}", path=source)
     if key == "pretrain.rate" and not 0.0 < value < 1.0:
         raise UserError(f"'{key}' must be in (0, 1); got {value:g}", path=source)
     if key == "embedding.adversarial" and not value >= 0.0:

@@ -119,3 +119,36 @@ def test_ema_outside_the_shared_fit_is_a_user_error():
     # e.g. the language model's own stateful loop, which validates with the raw weights
     with pytest.raises(UserError, match="train.ema is not supported"):
         adam(dataclasses.replace(TrainConfig(), ema=0.9))
+
+
+def test_sgd_with_momentum_steps_as_computed_by_hand():
+    """`train.optimizer = "sgd"`: two steps on a linear least-squares model equal the
+    momentum update written out in NumPy (v ← m·v − lr·g, w ← w + v), gradients by hand."""
+    cfg = TrainConfig(optimizer="sgd", learning_rate=0.1, momentum=0.5, clipnorm=0.0)
+    optimizer = adam(cfg)
+    assert isinstance(optimizer, keras.optimizers.SGD)
+    x = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.0]], dtype="float32")
+    t = np.array([1.0, 0.0, 2.0], dtype="float32")
+    w0 = np.array([0.2, -0.3], dtype="float32")
+    w = tf.Variable(w0)
+    for _ in range(2):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((tf.linalg.matvec(x, w) - t) ** 2)
+        optimizer.apply_gradients([(tape.gradient(loss, w), w)])
+    expected, velocity = w0.astype("float64"), np.zeros(2)
+    for _ in range(2):
+        grad = 2.0 / len(t) * x.T.astype("float64") @ (x @ expected - t)
+        velocity = 0.5 * velocity - 0.1 * grad
+        expected = expected + velocity
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-5)
+    assert isinstance(adam(TrainConfig()), keras.optimizers.Adam)
+
+
+def test_optimizer_settings_are_checked():
+    from elman import config as config_lib
+
+    assert config_lib.load_config("tagging", None, ["train.optimizer=sgd",
+                                                    "train.momentum=0.0"]).train.momentum == 0.0
+    for bad in ("train.optimizer=rmsprop", "train.momentum=1.0", "train.momentum=-0.1"):
+        with pytest.raises(UserError):
+            config_lib.load_config("tagging", None, [bad])

@@ -36,7 +36,8 @@ _STEPS_PER_EPOCH = contextvars.ContextVar("steps_per_epoch", default=None)
 
 
 def adam(cfg):
-    """The house optimizer for a TrainConfig: Adam with clipping, weight decay, decay, EMA.
+    """The house optimizer for a TrainConfig: Adam (or SGD with momentum, `cfg.optimizer =
+    "sgd"`) with clipping, weight decay, decay, EMA.
 
     With `cfg.lr_decay` ≠ 1 the learning rate is a staircase exponential decay: multiplied
     by `lr_decay` after every epoch (a function of the optimizer's step counter, so a
@@ -65,9 +66,11 @@ def adam(cfg):
                             "leave it at 1")
         learning_rate = keras.optimizers.schedules.ExponentialDecay(
             cfg.learning_rate, decay_steps=steps, decay_rate=decay, staircase=True)
-    return keras.optimizers.Adam(learning_rate, global_clipnorm=cfg.clipnorm or None,
-                                 weight_decay=cfg.weight_decay or None,
-                                 use_ema=ema > 0.0, ema_momentum=ema if ema > 0.0 else 0.99)
+    common = {"global_clipnorm": cfg.clipnorm or None, "weight_decay": cfg.weight_decay or None,
+              "use_ema": ema > 0.0, "ema_momentum": ema if ema > 0.0 else 0.99}
+    if getattr(cfg, "optimizer", "adam") == "sgd":
+        return keras.optimizers.SGD(learning_rate, momentum=float(cfg.momentum), **common)
+    return keras.optimizers.Adam(learning_rate, **common)
 
 
 class _AveragedWeights:
