@@ -13,6 +13,7 @@ import typing
 from pathlib import Path
 
 from elman.errors import UserError
+from elman.text.pieces import ALGORITHMS, NORMALIZATIONS
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -124,8 +125,8 @@ class TrainConfig:
 
 _CHOICES = {
     "tokenizer.level": ("cjk", "word", "char", "subword"),
-    "tokenizer.algorithm": ("unigram", "bpe"),
-    "tokenizer.normalization": ("nmt_nfkc", "nfkc", "identity"),
+    "tokenizer.algorithm": ALGORITHMS,
+    "tokenizer.normalization": NORMALIZATIONS,
     "tokenizer.punctuation": ("split", "strip", "keep"),
     "tokenizer.truncation": ("post", "pre", "both"),
     "chars.features": ("none", "cnn", "lstm"),

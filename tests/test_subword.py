@@ -14,6 +14,7 @@ import tensorflow as tf
 from elman import cli
 from elman.config import TokenizerConfig
 from elman.tasks.translation import translator
+from elman.text.pieces import learn_pieces
 from elman.text.subword import SubwordTokenizer, detokenize_pieces, fit_subword
 from tests.conftest import ROOT, run_elman
 
@@ -99,7 +100,6 @@ def test_identity_normalization_keeps_full_width_chinese_punctuation():
     assert texts["nmt_nfkc"] == [normalised(s) for s in samples]
     assert texts["nmt_nfkc"][1] == "你明天来吗?"  # full-width question mark folded
     with pytest.raises(ValueError, match="normalization"):
-        from elman.text.pieces import learn_pieces
         learn_pieces(CHINESE, 50, normalization="nfd")
 
 

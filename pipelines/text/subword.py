@@ -10,7 +10,8 @@ kept in the layer's config (base64), so loading a saved run reads data, never co
 Ids follow the project's convention: 0 padding, 1 unknown, 2 and 3 the start and end
 tokens `<s>`/`</s>` (reserved whether a task uses them or not), then the pieces.
 Text is normalised by the model's rule (NFKC by default, SentencePiece's `nmt_nfkc`;
-`identity` keeps the characters as written; runs of spaces are folded either way) and split into pieces that keep their leading space as `▁`, so
+`identity` keeps the characters as written; runs of spaces are folded either way) and
+split into pieces that keep their leading space as `▁`, so
 `detokenize_pieces` gives back the normalised text: case, spacing and punctuation
 as written, with no language rule needed.
 """

@@ -5,6 +5,7 @@ import math
 import typing
 
 from elman.errors import UserError
+from elman.text.pieces import ALGORITHMS, NORMALIZATIONS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,8 +84,8 @@ class LMConfig:
 
     choices: typing.ClassVar[dict] = {  # allowed values of this task's own string settings
         "text.level": ("word", "character", "subword"),
-        "text.algorithm": ("unigram", "bpe"),
-        "text.normalization": ("nmt_nfkc", "nfkc", "identity"),
+        "text.algorithm": ALGORITHMS,
+        "text.normalization": NORMALIZATIONS,
         "text.unit": ("line", "paragraph"),
         "model.cell": ("lstm", "gru", "rnn"),
         "train.mixed_precision": ("none", "float16", "bfloat16"),

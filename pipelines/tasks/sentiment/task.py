@@ -45,8 +45,8 @@ def _tokenizers(ctx):
     layer's config), so `--resume` reads the same pieces back instead of learning them
     again; `vocabulary.txt` lists the ids' tokens (or pieces) either way.
     """
-    from elman.text.tokenize import (TextTokenizer, char_ids_from_config, fit_char_ids,
-                                     fit_vocabulary)
+    from elman.text.tokenize import (char_ids_from_config, fit_char_ids, fit_vocabulary,
+                                     tokenizer_from_config)
 
     cfg, run_dir, texts = ctx.cfg, ctx.run_dir, data_stage.texts(ctx.splits["train"])
     vocab_file, chars_file = run_dir / "vocabulary.txt", run_dir / "chars.json"
@@ -57,12 +57,8 @@ def _tokenizers(ctx):
         tokenizer = SubwordTokenizer.from_config(
             json.loads(tokenizer_file.read_text(encoding="utf-8")))
     elif ctx.resume and not subword and vocab_file.is_file():
-        t = cfg.tokenizer
-        tokenizer = TextTokenizer(
-            vocabulary=vocab_file.read_text(encoding="utf-8").split("\n")[2:-1],
-            level=t.level, lowercase=t.lowercase, punctuation=t.punctuation,
-            max_length=t.max_length, truncation=t.truncation, strip_markup=t.strip_markup,
-            name="tokenizer")
+        tokenizer = tokenizer_from_config(
+            cfg.tokenizer, vocab_file.read_text(encoding="utf-8").split("\n")[2:-1])
     else:
         tokenizer = fit_vocabulary(cfg.tokenizer, texts)
     char_layer = None

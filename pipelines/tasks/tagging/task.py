@@ -243,4 +243,3 @@ def _validation_f1(vocab, sentences, features, lengths):
                                                         for row in ids]).f1)}
 
     return scores
-
