@@ -2,6 +2,7 @@
 
 import keras
 
+from elman.models.padded_rnn import PaddedLSTM
 from elman.models.serialization import wrap_bidirectional
 
 _METHODS = ("lstm", "cnn")
@@ -55,7 +56,7 @@ class CharWordFeatures(keras.layers.Layer):
         self.embedding = keras.layers.Embedding(vocabulary_size, embedding_dim,
                                                 name="char_embedding")
         if method == "lstm":
-            self.encoder = wrap_bidirectional(keras.layers.LSTM(units, name="char_lstm"),
+            self.encoder = wrap_bidirectional(PaddedLSTM(units, name="char_lstm"),
                                               name="char_bilstm")
         else:
             self.encoder = keras.layers.Conv1D(units, kernel_size, padding="same",

@@ -2,9 +2,9 @@
 
 import keras
 
+from elman.models.padded_rnn import CELLS as _CELLS
 from elman.models.serialization import wrap_bidirectional
 
-_CELLS = {"lstm": keras.layers.LSTM, "gru": keras.layers.GRU, "rnn": keras.layers.SimpleRNN}
 _MERGE_MODES = ("concat", "sum", "mul", "ave")
 
 

@@ -3,11 +3,7 @@
 import keras
 import tensorflow as tf
 
-_CELLS = {
-    "lstm": keras.layers.LSTM,
-    "gru": keras.layers.GRU,
-    "rnn": keras.layers.SimpleRNN,
-}
+from elman.models.padded_rnn import CELLS as _CELLS
 
 
 class _CarriedStates:

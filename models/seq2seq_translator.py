@@ -3,6 +3,7 @@
 import keras
 
 from elman.models.attention import Attention
+from elman.models.padded_rnn import PaddedGRU, PaddedLSTM
 from elman.models.serialization import wrap_bidirectional
 
 CELLS = ("lstm", "gru")
@@ -152,7 +153,7 @@ class Seq2SeqTranslator(keras.Model):
         self.bridge = bridge
         self.combine = combine
 
-        rnn_class = keras.layers.LSTM if cell == "lstm" else keras.layers.GRU
+        rnn_class = PaddedLSTM if cell == "lstm" else PaddedGRU
         self.state_names = ("h", "c") if cell == "lstm" else ("h",)
         self._build_encoder(rnn_class)
         self._build_decoder(rnn_class)

@@ -340,6 +340,9 @@ def _add_bench(sub):
     p = sub.add_parser("bench", help="speed benchmarks (ratios measured side by side)")
     p.add_argument("--quick", action="store_true", help="toy data only, fewer repeats")
     p.add_argument("--gpu", action="store_true", help="the GPU check")
+    p.add_argument("--core", action="store_true",
+                   help="rows 1-3 only (training tokens/s against the reference, input "
+                        "pipeline share, FLOP rates): a few minutes")
     p.add_argument("--out", default="reports/bench")
     p.set_defaults(func=cmd_bench)
 

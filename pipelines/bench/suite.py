@@ -98,11 +98,11 @@ def task_benchmarks(quick, log=print):
 
 def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=print):
     """Training tokens/s and prediction sentences/s of a preset's sentiment model."""
-    import keras
     import numpy as np
     import tensorflow as tf
 
     from elman.core.batching import dataset_from_plan, plan_epoch
+    from elman.models.fused_optimizers import FusedAdam
     from elman.text.tokenize import fit_char_ids, fit_vocabulary
     from elman.tasks.sentiment.data import token_ids as _ids
     from elman.tasks.sentiment.model import build_inference_model, classifier_from_config
@@ -119,8 +119,8 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
     e, h = cfg.encoder, cfg.head
     model = classifier_from_config(cfg, tokenizer.vocabulary_size, len(names),
                                    chars.vocabulary_size if chars else 0, name="classifier")
-    model.compile(optimizer=keras.optimizers.Adam(cfg.train.learning_rate,
-                                                  global_clipnorm=cfg.train.clipnorm or None),
+    model.compile(optimizer=FusedAdam(cfg.train.learning_rate,
+                                      global_clipnorm=cfg.train.clipnorm or None),
                   loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     batch = cfg.train.batch_size
     model.fit(dataset_from_plan(ids, y, warm_up_plan(lengths, batch)), verbose=0, shuffle=False)
@@ -230,6 +230,9 @@ def run_bench(args):
         max_batches=24 if quick else 100)
     log("[3] FLOP/s ...")
     result["recurrent_flops"] = recurrent_flops(row1, dims, float(np.mean(lengths)), quick)
+    if getattr(args, "core", False):
+        result["core_only"] = True
+        return _write(result, began, out_dir)
     result["tasks"] = task_benchmarks(quick, log)
     rows = []
     if toy is not None:
@@ -252,6 +255,11 @@ def run_bench(args):
 
         log("[6] serving load test ...")
         result["serving"] = load_bench.bench_section(log=log)
+    return _write(result, began, out_dir)
+
+
+def _write(result, began, out_dir):
+    """bench.json and bench.txt in out_dir, the table printed; returns 0."""
     result["seconds"] = round(time.perf_counter() - began, 1)
     result = _jsonable(result)
     out_dir.mkdir(parents=True, exist_ok=True)

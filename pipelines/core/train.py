@@ -68,9 +68,12 @@ def adam(cfg):
             cfg.learning_rate, decay_steps=steps, decay_rate=decay, staircase=True)
     common = {"global_clipnorm": cfg.clipnorm or None, "weight_decay": cfg.weight_decay or None,
               "use_ema": ema > 0.0, "ema_momentum": ema if ema > 0.0 else 0.99}
+    # Keras' update rules in one fused kernel per weight (elman.models.fused_optimizers)
+    from elman.models.fused_optimizers import FusedAdam, FusedSGD
+
     if getattr(cfg, "optimizer", "adam") == "sgd":
-        return keras.optimizers.SGD(learning_rate, momentum=float(cfg.momentum), **common)
-    return keras.optimizers.Adam(learning_rate, **common)
+        return FusedSGD(learning_rate, momentum=float(cfg.momentum), **common)
+    return FusedAdam(learning_rate, **common)
 
 
 class _AveragedWeights:
