@@ -95,19 +95,40 @@ def test_bidirectional_with_dropout_matches_keras(cell):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
-def test_the_loop_runs_without_a_mask():
-    """What the layer saves: no per-step select. The graph of its loop body has no
-    Select/SelectV2 op, where Keras' masked loop has them."""
-    def selects(layer):
-        x, mask = _batch()
-        fn = tf.function(lambda a, m: layer(a, mask=m))
-        graph = fn.get_concrete_function(x, mask).graph.as_graph_def()
-        bodies = [f for f in graph.library.function if "body" in f.signature.name]
-        return sum(1 for f in bodies for n in f.node_def if n.op.startswith("Select"))
+def _loop_ops(layer, prefix):
+    x, mask = _batch()
+    fn = tf.function(lambda a, m: layer(a, mask=m))
+    graph = fn.get_concrete_function(x, mask).graph.as_graph_def()
+    bodies = [f for f in graph.library.function if "body" in f.signature.name]
+    return sum(1 for f in bodies for n in f.node_def if n.op.startswith(prefix))
 
-    ours, theirs = _pair("lstm", return_sequences=True)
-    assert selects(theirs) > 0
-    assert selects(ours) == 0
+
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_the_loop_runs_without_a_mask_or_the_input_projection(cell):
+    """What the layer saves: no per-step select (Keras' masked loop has them), and one
+    matmul a step (the recurrent one) where Keras' cell does two."""
+    ours, theirs = _pair(cell, return_sequences=True)
+    assert _loop_ops(theirs, "Select") > 0
+    assert _loop_ops(ours, "Select") == 0
+    assert _loop_ops(theirs, "MatMul") == 2
+    assert _loop_ops(ours, "MatMul") == 1
+
+
+@pytest.mark.parametrize("cell,options", [
+    ("lstm", {"implementation": 1}), ("gru", {"implementation": 1}),
+    ("gru", {"reset_after": False}), ("rnn", {"recurrent_dropout": 0.3, "seed": 3})])
+def test_cell_settings_without_a_projected_step_still_match(cell, options):
+    """Settings whose step the layer does not rewrite run the cell's own step."""
+    ours, theirs = _pair(cell, return_sequences=True, go_backwards=True, **options)
+    if "seed" in options:
+        theirs.cell.seed_generator.state.assign(ours.cell.seed_generator.state)
+    x, mask = _batch(seed=8)
+    for training in (False, True):
+        out_ours, grad_ours = _run(ours, x, mask, None, training)
+        out_keras, grad_keras = _run(theirs, x, mask, None, training)
+        np.testing.assert_allclose(out_ours[0], out_keras[0], rtol=1e-5, atol=1e-5)
+        for a, b in zip(grad_ours, grad_keras):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
 def test_a_mask_that_is_not_right_padded_is_refused():
@@ -134,3 +155,4 @@ def test_saves_and_loads_in_safe_mode(tmp_path):
     loaded = keras.saving.load_model(path, safe_mode=True)
     assert isinstance(loaded.layers[-1].forward_layer, PaddedLSTM)
     np.testing.assert_allclose(loaded(ids).numpy(), model(ids).numpy(), rtol=1e-6)
+
