@@ -18,8 +18,14 @@ bucketed toy batches is timed under the settings that change the fixed part:
   and at 2,000 tokens.
 
 All rows run in one process, side by side, best of `repeats`.
+
+The first measurement run before issue 20's fixes; the layers-and-optimizer rows
+(`python -m elman.bench.step_cost --layers` runs only those) train the same model
+three ways, rounds alternating: Keras' LSTM and Adam (elman before the fixes), elman's
+right-padded LSTM with Keras' Adam, and elman's right-padded LSTM with its fused Adam.
 """
 
+import sys
 import time
 
 DIMS = (128, 64, 64)  # embedding, units, dense hidden
@@ -111,13 +117,66 @@ def settings_rows(ids, labels, lengths, vocab, batch=32, repeats=3, seed=1234):
     return out
 
 
-def main():
-    """Prints both measurements on SST-2's training sentences (the toy data without it)."""
+def layers_and_optimizer_rows(ids, labels, lengths, vocab, batch=32, rounds=3, seed=1234):
+    """Tokens/s of one bucketed epoch of the bench's model built three ways: Keras' LSTM
+    and Adam (elman before issue 20), elman's right-padded LSTM with Keras' Adam, and
+    elman's right-padded LSTM with the fused Adam (elman now). Same data, batches and
+    sizes; rounds alternate between the three, and each keeps its best round."""
+    import contextlib
+
+    import keras
+    import tensorflow as tf
+
+    from elman.bench.rows import _ours
+    from elman.bench.timing import batch_clock, steady_rate, warm_up_plan
+    from elman.core.batching import dataset_from_plan, plan_epoch
+    from elman.models import encoders
+
+    @contextlib.contextmanager
+    def keras_cells():
+        saved = encoders._CELLS
+        encoders._CELLS = {"lstm": keras.layers.LSTM, "gru": keras.layers.GRU,
+                           "rnn": keras.layers.SimpleRNN}
+        try:
+            yield
+        finally:
+            encoders._CELLS = saved
+
+    y = tf.constant(labels, tf.int32)
+    variants = {}
+    for name, cells, fused in (("Keras LSTM + Keras Adam", keras_cells, False),
+                               ("padded LSTM + Keras Adam", contextlib.nullcontext, False),
+                               ("padded LSTM + fused Adam (elman)", contextlib.nullcontext,
+                                True)):
+        with cells():
+            model = _ours(vocab, *DIMS)
+        if not fused:
+            model.compile(optimizer=keras.optimizers.Adam(1e-3),
+                          loss="sparse_categorical_crossentropy")
+        model.fit(dataset_from_plan(ids, y, warm_up_plan(lengths, batch)), verbose=0,
+                  shuffle=False)
+        variants[name] = (model, [])
+    for r in range(rounds):
+        plan = plan_epoch(lengths, batch, seed, r)
+        tokens = [int(lengths[b].sum()) for b in plan]
+        for model, rates in variants.values():
+            clock = batch_clock()
+            model.fit(dataset_from_plan(ids, y, plan), epochs=1, verbose=0, callbacks=[clock],
+                      shuffle=False)
+            rates.append(steady_rate(clock, tokens))
+    return {name: {"tokens_per_s": round(max(rates)), "rounds": [round(x) for x in rates]}
+            for name, (_, rates) in variants.items()}
+
+
+def main(argv=None):
+    """Prints the measurements on SST-2's training sentences (the toy data without it);
+    `--layers`: only the layers-and-optimizer rows."""
+    layers_only = "--layers" in (sys.argv[1:] if argv is None else argv)
     from elman.bench.suite import _bench_data
 
     ids, labels, lengths, tokenizer, _, _ = _bench_data(False, {"skipped": {}}, print)
     vocab = tokenizer.vocabulary_size
-    for jit in (False, True):
+    for jit in () if layers_only else (False, True):
         fixed, per_row, points = fixed_and_per_row(vocab, jit_compile=jit)
         print(f"{'XLA' if jit else 'graph'}: one step of B rows × 20 tokens: "
               f"{1000 * fixed:.2f} ms fixed + {1000 * per_row:.3f} ms per row (least "
@@ -125,6 +184,13 @@ def main():
         for b, seconds in points:
             print(f"  B = {b:3d}: {1000 * seconds:7.2f} ms a step, "
                   f"{100 * fixed / seconds:4.1f}% of it fixed")
+    rows = layers_and_optimizer_rows(ids, labels, lengths, vocab)
+    base = rows["Keras LSTM + Keras Adam"]["tokens_per_s"]
+    for name, row in rows.items():
+        print(f"{name:34s} {row['tokens_per_s']:>8,} tokens/s  ({row['tokens_per_s'] / base:.2f}x; "
+              f"rounds {', '.join(f'{x:,}' for x in row['rounds'])})")
+    if layers_only:
+        return
     for name, row in settings_rows(ids, labels, lengths, vocab).items():
         print(f"{name:30s} {row['tokens_per_s']:>8,} tokens/s  ({row['seconds']:.2f} s for "
               f"{row['steps']} steps)")

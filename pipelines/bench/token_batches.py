@@ -1,13 +1,14 @@
 """Token-budget batches against example batches on real corpora, side by side (issue 20).
 
     python -m elman.bench.token_batches [--epochs 3] [--only tagging|translation]
-        [--out reports/bench/token_batches.json]
+        [--scales 1,2] [--out reports/bench/token_batches.json]
 
-Each case trains one preset twice in this process, from the same seed, for the same
-number of epochs: with batches of `train.batch_size` sentences, then with
-`train.batch_tokens` set to the mean padded size of those batches (the same mean
-tokens a step, so the same amount of work a step on average and about as many
-steps an epoch). Reported per run: training tokens/s (elman's own count: real
+Each case trains one preset in this process, from the same seed, for the same number
+of epochs: with batches of `train.batch_size` sentences, then with `train.batch_tokens`
+set to the mean padded size of those batches (`--scales 1`: the same mean tokens a
+step, so the same work a step on average and about as many steps an epoch) and to
+twice it (`2`: half the steps, each twice as full; the learning rate is left as the
+preset has it). Reported per run: training tokens/s (elman's own count: real
 tokens over the time in `fit`), steps an epoch, mean sentences a batch, real-token
 share of the padded batches, wall seconds, and the dev score after the same number
 of epochs (so the speed is not bought with quality). Cases:
@@ -63,7 +64,7 @@ def _run(case, epochs, batch_tokens, root, log):
     }
 
 
-def compare(name, epochs, root, log=print):
+def compare(name, epochs, root, scales=(1.0, 2.0), log=print):
     """Both runs of one case; None when its data is absent."""
     from elman import config as config_lib
     from elman.bench.suite import _resolve
@@ -75,17 +76,21 @@ def compare(name, epochs, root, log=print):
         log(f"{name}: {cfg.data.train} is absent; skipped")
         return None
     examples = _run(case, epochs, 0, root, log)
-    budget = int(round(examples["batching"]["mean_padded_tokens_per_batch"]))
-    tokens = _run(case, epochs, budget, root, log)
-    ratio = (tokens["train_tokens_per_s"] / examples["train_tokens_per_s"]
-             if examples["train_tokens_per_s"] else None)
-    out = {"preset": case["preset"], "epochs": epochs, "examples": examples,
-           "tokens": tokens, "tokens_over_examples": ratio}
-    log(f"{name} ({case['preset']}, {epochs} epochs): examples "
-        f"{examples['train_tokens_per_s']:,.0f} tokens/s, dev {case['score']} "
-        f"{examples['dev_score']:.4f}; budget {budget} tokens "
-        f"{tokens['train_tokens_per_s']:,.0f} tokens/s, dev {tokens['dev_score']:.4f}; "
-        f"ratio {ratio:.2f}")
+    mean_padded = examples["batching"]["mean_padded_tokens_per_batch"]
+    out = {"preset": case["preset"], "epochs": epochs, "examples": examples, "budgets": []}
+    line = (f"{name} ({case['preset']}, {epochs} epochs): examples "
+            f"{examples['train_tokens_per_s']:,.0f} tokens/s, dev {case['score']} "
+            f"{examples['dev_score']:.4f}")
+    for scale in scales:
+        budget = int(round(scale * mean_padded))
+        tokens = _run(case, epochs, budget, root, log)
+        tokens["scale"] = scale
+        tokens["over_examples"] = (tokens["train_tokens_per_s"] / examples["train_tokens_per_s"]
+                                   if examples["train_tokens_per_s"] else None)
+        out["budgets"].append(tokens)
+        line += (f"; budget {budget} ({scale:g}x) {tokens['train_tokens_per_s']:,.0f} "
+                 f"tokens/s ({tokens['over_examples']:.2f}x), dev {tokens['dev_score']:.4f}")
+    log(line)
     return out
 
 
@@ -93,14 +98,17 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--only", choices=sorted(CASES))
+    parser.add_argument("--scales", default="1,2",
+                        help="budgets as multiples of the example batches' mean padded size")
     parser.add_argument("--out", default="reports/bench/token_batches.json")
     args = parser.parse_args(argv)
     from elman.bench.timing import machine_facts
 
+    scales = [float(x) for x in args.scales.split(",")]
     result = {"machine": machine_facts(), "cases": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for name in [args.only] if args.only else sorted(CASES):
-            result["cases"][name] = compare(name, args.epochs, Path(tmp))
+            result["cases"][name] = compare(name, args.epochs, Path(tmp), scales)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
