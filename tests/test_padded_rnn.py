@@ -50,6 +50,16 @@ def _run(layer, x, mask, initial_state, training=False):
     return [t.numpy() for t in flat], [g.numpy() for g in grads]
 
 
+def _same_in_inference_and_training(ours, theirs, x, mask):
+    """Outputs and gradients of both layers agree, dropout off and on."""
+    for training in (False, True):
+        out_ours, grad_ours = _run(ours, x, mask, None, training)
+        out_keras, grad_keras = _run(theirs, x, mask, None, training)
+        np.testing.assert_allclose(out_ours[0], out_keras[0], rtol=1e-5, atol=1e-5)
+        for a, b in zip(grad_ours, grad_keras):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("cell,go_backwards,return_sequences,return_state,zero_output",
                          [(c, *flags) for c in CELLS
                           for flags in itertools.product((False, True), repeat=4)])
@@ -87,12 +97,7 @@ def test_bidirectional_with_dropout_matches_keras(cell):
                  (ours.backward_layer, theirs.backward_layer)):
         # the same dropout masks (SimpleRNN's cell does not take the layer's seed)
         b.cell.seed_generator.state.assign(a.cell.seed_generator.state)
-    for training in (False, True):
-        out_ours, grad_ours = _run(ours, x, mask, None, training)
-        out_keras, grad_keras = _run(theirs, x, mask, None, training)
-        np.testing.assert_allclose(out_ours[0], out_keras[0], rtol=1e-5, atol=1e-5)
-        for a, b in zip(grad_ours, grad_keras):
-            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    _same_in_inference_and_training(ours, theirs, x, mask)
 
 
 def _loop_ops(layer, prefix):
@@ -123,12 +128,7 @@ def test_cell_settings_without_a_projected_step_still_match(cell, options):
     if "seed" in options:
         theirs.cell.seed_generator.state.assign(ours.cell.seed_generator.state)
     x, mask = _batch(seed=8)
-    for training in (False, True):
-        out_ours, grad_ours = _run(ours, x, mask, None, training)
-        out_keras, grad_keras = _run(theirs, x, mask, None, training)
-        np.testing.assert_allclose(out_ours[0], out_keras[0], rtol=1e-5, atol=1e-5)
-        for a, b in zip(grad_ours, grad_keras):
-            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    _same_in_inference_and_training(ours, theirs, x, mask)
 
 
 def test_a_mask_that_is_not_right_padded_is_refused():
