@@ -7,6 +7,7 @@ from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
 from elman.models.encoders import RecurrentEncoder
 from elman.models.masked_pooling import MaskedPooling
 from elman.models.serialization import EmbeddingInitializerConfig
+from elman.models.token_bigrams import TokenBigrams
 from elman.models.word_dropout import WordDropout
 
 
@@ -48,6 +49,11 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
             (elman.models.adversarial): each step also trains on the sentences' word
             vectors moved up the loss gradient by this fraction of their norm. 0
             turns it off. Default 0.0.
+        bigram_pairs: list of int or None, the known token-pair codes
+            (elman.models.token_bigrams): each token's pair with the next one is
+            embedded and joined to its vector (not perturbed by `adversarial`). None
+            turns the feature off. Default None.
+        bigram_dim: int, the pair embedding size. Default 50.
 
     Example:
     >>> model = SentimentClassifier(vocabulary_size=100, num_classes=2, units=8)
@@ -61,7 +67,8 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
                  embeddings_initializer="uniform", embedding_trainable=True, word_dropout=0.0,
                  unk_dropout=0.0, char_features="none", char_vocabulary_size=0,
                  char_embedding_dim=25, char_units=50, char_kernel_size=3,
-                 recurrent_dropout=0.0, adversarial=0.0, **kwargs):
+                 recurrent_dropout=0.0, adversarial=0.0, bigram_pairs=None, bigram_dim=50,
+                 **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
         if pooling not in ("last", "max", "mean"):
@@ -91,6 +98,10 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
                                         name="char_features")(chars)
             x = JoinWordFeatures(name="word_and_chars")([x, features])
             inputs = {"token_ids": ids, "char_ids": chars}
+        if bigram_pairs is not None:
+            pairs = TokenBigrams(vocabulary_size, bigram_pairs, bigram_dim,
+                                 embeddings_initializer="uniform", name="bigrams")(ids)
+            x = JoinWordFeatures(name="word_and_bigrams")([x, pairs])
         if word_dropout:
             x = keras.layers.Dropout(word_dropout, noise_shape=(None, None, 1),
                                      name="word_dropout")(x)
@@ -133,6 +144,8 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
         self.char_kernel_size = char_kernel_size
         self.recurrent_dropout = recurrent_dropout
         self.adversarial = float(adversarial)
+        self.bigram_pairs = None if bigram_pairs is None else [int(c) for c in bigram_pairs]
+        self.bigram_dim = bigram_dim
 
     def train_step(self, data):
         """Keras' step, plus the adversarial loss when `adversarial` > 0.
@@ -191,4 +204,6 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
             "char_kernel_size": self.char_kernel_size,
             "recurrent_dropout": self.recurrent_dropout,
             "adversarial": self.adversarial,
+            "bigram_pairs": self.bigram_pairs,
+            "bigram_dim": self.bigram_dim,
         }

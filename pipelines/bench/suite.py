@@ -105,7 +105,8 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
     from elman.models.fused_optimizers import FusedAdam
     from elman.text.tokenize import fit_char_ids, fit_vocabulary
     from elman.tasks.sentiment.data import token_ids as _ids
-    from elman.tasks.sentiment.model import build_inference_model, classifier_from_config
+    from elman.tasks.sentiment.model import (bigram_pairs, build_inference_model,
+                                             classifier_from_config)
 
     train = splits["train"]
     tokenizer = fit_vocabulary(cfg.tokenizer, texts_of(train))
@@ -118,7 +119,8 @@ def sentiment_row(label, cfg, splits, epochs_timed=1, predict_repeats=2, log=pri
     y = tf.constant([names.index(v) for v in labels_of(train)], tf.int32)
     e, h = cfg.encoder, cfg.head
     model = classifier_from_config(cfg, tokenizer.vocabulary_size, len(names),
-                                   chars.vocabulary_size if chars else 0, name="classifier")
+                                   chars.vocabulary_size if chars else 0, name="classifier",
+                                   bigram_pairs=bigram_pairs(cfg, ids, tokenizer.vocabulary_size))
     model.compile(optimizer=FusedAdam(cfg.train.learning_rate,
                                       global_clipnorm=cfg.train.clipnorm or None),
                   loss="sparse_categorical_crossentropy", metrics=["accuracy"])

@@ -30,7 +30,9 @@ def trace_row(preset="default", repeats=3, log=print):
 
     from elman.bench.suite import load_sentiment
     from elman.core import data as data_stage
-    from elman.tasks.sentiment.model import build_inference_model, classifier_from_config
+    from elman.tasks.sentiment.data import token_ids
+    from elman.tasks.sentiment.model import (bigram_pairs, build_inference_model,
+                                             classifier_from_config)
     from elman.tasks.sentiment.trace import PrefixTracer
     from elman.text.tokenize import fit_char_ids, fit_vocabulary
 
@@ -43,8 +45,10 @@ def trace_row(preset="default", repeats=3, log=print):
     tokenizer = fit_vocabulary(cfg.tokenizer, train)
     chars = (fit_char_ids(cfg.tokenizer, train, cfg.chars.max_word_length)
              if cfg.chars.features != "none" else None)
+    pairs = bigram_pairs(cfg, token_ids(tokenizer, train), tokenizer.vocabulary_size)
     model = classifier_from_config(cfg, tokenizer.vocabulary_size, len(labels),
-                                   chars.vocabulary_size if chars else 0, name="classifier")
+                                   chars.vocabulary_size if chars else 0, name="classifier",
+                                   bigram_pairs=pairs)
     inference = build_inference_model(tokenizer, model, chars)
     tracer = PrefixTracer(tokenizer, [model], labels, chars)
     strings = tf.constant(texts)

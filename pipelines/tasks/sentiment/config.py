@@ -17,6 +17,18 @@ class SentimentHeadConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class SentimentFeaturesConfig:
+    """Extra per-token features joined to the token embedding (`sentiment.features`)."""
+
+    bigrams: bool = False  # embed each token's pair with the next one (t[i], t[i+1]),
+    # coded from the ids inside the model: for text read one character at a time
+    # (Chinese), whose words are mostly two characters
+    bigram_dim: int = 50  # pair embedding size
+    bigram_min_count: int = 2  # pairs seen fewer times in train share the OOV vector
+    max_bigrams: int = 100000  # pair vocabulary cap, padding and OOV included
+
+
+@dataclasses.dataclass(frozen=True)
 class PretrainConfig:
     """Masked-word pretraining of the embedding and encoder (elman.models.masked_word_pretrainer).
 
@@ -52,6 +64,7 @@ class SentimentConfig:
     tokenizer: TokenizerConfig = TokenizerConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
     chars: CharsConfig = CharsConfig()
+    features: SentimentFeaturesConfig = SentimentFeaturesConfig()
     encoder: EncoderConfig = EncoderConfig()
     head: SentimentHeadConfig = SentimentHeadConfig()
     pretrain: PretrainConfig = PretrainConfig()

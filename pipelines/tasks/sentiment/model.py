@@ -4,9 +4,27 @@ model (one classifier or an averaged ensemble), and masked-word pretraining."""
 import dataclasses
 
 
+def bigram_pairs(cfg, train_ids, vocabulary_size):
+    """The known token-pair codes for `features.bigrams` (None when it is off), chosen on
+    the training texts' token ids (a ragged tensor, or the dict with "token_ids")."""
+    if not cfg.features.bigrams:
+        return None
+    from elman.models.token_bigrams import frequent_pairs
+
+    if isinstance(train_ids, dict):
+        train_ids = train_ids["token_ids"]
+    f = cfg.features
+    return frequent_pairs(train_ids.to_list(), vocabulary_size, f.bigram_min_count,
+                          f.max_bigrams)
+
+
 def classifier_from_config(cfg, vocabulary_size, num_classes, char_vocabulary_size=0,
-                           embeddings_initializer="uniform", name="sentiment_classifier"):
-    """The SentimentClassifier a SentimentConfig describes (not compiled)."""
+                           embeddings_initializer="uniform", name="sentiment_classifier",
+                           bigram_pairs=None):
+    """The SentimentClassifier a SentimentConfig describes (not compiled); `bigram_pairs`
+    (from `bigram_pairs`) is needed when `features.bigrams` is on."""
+    if cfg.features.bigrams and bigram_pairs is None:
+        raise ValueError("features.bigrams needs the pair codes: pass bigram_pairs")
     from elman.models.sentiment_classifier import SentimentClassifier
 
     e, h = cfg.encoder, cfg.head
@@ -20,7 +38,9 @@ def classifier_from_config(cfg, vocabulary_size, num_classes, char_vocabulary_si
         unk_dropout=cfg.embedding.unk_dropout, char_features=cfg.chars.features,
         char_vocabulary_size=char_vocabulary_size, char_embedding_dim=cfg.chars.embedding_dim,
         char_units=cfg.chars.units, char_kernel_size=cfg.chars.kernel_size,
-        adversarial=cfg.embedding.adversarial, name=name)
+        adversarial=cfg.embedding.adversarial,
+        bigram_pairs=bigram_pairs if cfg.features.bigrams else None,
+        bigram_dim=cfg.features.bigram_dim, name=name)
 
 
 def build_inference_model(tokenizer, classifiers, char_ids=None):

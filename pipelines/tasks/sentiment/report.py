@@ -72,6 +72,9 @@ def run_line(ctx, classifiers):
             + ("" if char_layer is None else
                f"char {cfg.chars.features.upper()}({cfg.chars.units}) features over "
                f"{len(char_layer.chars)} chars, ")
+            + ("" if ctx.state.bigram_pairs is None else
+               f"token-pair embedding {cfg.features.bigram_dim} over "
+               f"{len(ctx.state.bigram_pairs):,} pairs, ")
             + f"{sum(c.count_params() for c in classifiers):,} parameters"
             + ("." if len(classifiers) == 1 else f" in an ensemble of {len(classifiers)} "
                "members (probabilities averaged)."))

@@ -33,6 +33,7 @@ class _State:
     stats: dict  # split name → TokenStats
     coverage: object
     initializer: object
+    bigram_pairs: list = None  # features.bigrams: the known token-pair codes
 
 
 TOKENIZER_FILE = "tokenizer.json"  # a subword run's tokenizer (its config: the model, base64)
@@ -121,6 +122,10 @@ class SentimentTask(Task):
                             "tokenizer.level = \"subword\" reads pieces of words; use "
                             "chars.features = \"none\" with subwords, or another "
                             "tokenizer.level with char features")
+        if cfg.features.bigrams and cfg.pretrain.epochs and cfg.pretrain.transfer != "embedding":
+            raise UserError("features.bigrams widens the encoder's input, so a pretrained "
+                            "encoder does not fit it; use pretrain.transfer = \"embedding\" "
+                            "or features.bigrams = false")
         if cfg.embedding.adversarial and cfg.train.strategy == "multi-worker":
             raise UserError("embedding.adversarial is not available with train.strategy "
                             "'multi-worker': that strategy's training loop does not run the "
@@ -152,7 +157,12 @@ class SentimentTask(Task):
                                                tokenizer.get_vocabulary(), cfg.embedding.dim,
                                                cfg.train.seed)
             initializer = keras.initializers.Constant(matrix)
-        return _State(tokenizer, char_layer, labels, encoded, stats, coverage, initializer)
+        pairs = sentiment_model.bigram_pairs(cfg, encoded["train"][0], tokenizer.vocabulary_size)
+        if pairs is not None:
+            ctx.log(f"token pairs: {len(pairs):,} seen at least "
+                    f"{cfg.features.bigram_min_count} times in train")
+        return _State(tokenizer, char_layer, labels, encoded, stats, coverage, initializer,
+                      pairs)
 
     def _member(self, ctx, k, validation, corpus):
         """Trains ensemble member k (0-based); returns (seed, TrainResult, pretraining row)
@@ -196,7 +206,7 @@ class SentimentTask(Task):
             model = sentiment_model.classifier_from_config(
                 cfg, state.tokenizer.vocabulary_size, len(state.labels),
                 state.char_layer.vocabulary_size if state.char_layer else 0,
-                state.initializer, member_name)
+                state.initializer, member_name, bigram_pairs=state.bigram_pairs)
             if pretrained is not None:
                 from elman.models.masked_word_pretrainer import transfer_weights
 
