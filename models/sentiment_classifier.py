@@ -51,7 +51,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
             turns it off. Default 0.0.
         bigram_pairs: list of int or None, the known token-pair codes
             (elman.models.token_bigrams): each token's pair with the next one is
-            embedded and joined to its vector (not perturbed by `adversarial`). None
+            embedded and joined to its vector (and moved with it by `adversarial`). None
             turns the feature off. Default None.
         bigram_dim: int, the pair embedding size. Default 50.
 
@@ -87,7 +87,11 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
         x = keras.layers.Embedding(vocabulary_size, embedding_dim, mask_zero=True,
                                    embeddings_initializer=embeddings_initializer,
                                    trainable=embedding_trainable, name="embedding")(x)
-        if adversarial:
+        if bigram_pairs is not None:
+            pairs = TokenBigrams(vocabulary_size, bigram_pairs, bigram_dim,
+                                 embeddings_initializer="uniform", name="bigrams")(ids)
+            x = JoinWordFeatures(name="word_and_bigrams")([x, pairs])
+        if adversarial:  # moves the token (and pair) vectors; char features stay
             x = EmbeddingPerturbation(name="adversarial")(x)
         inputs = ids
         if char_features != "none":
@@ -98,10 +102,6 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
                                         name="char_features")(chars)
             x = JoinWordFeatures(name="word_and_chars")([x, features])
             inputs = {"token_ids": ids, "char_ids": chars}
-        if bigram_pairs is not None:
-            pairs = TokenBigrams(vocabulary_size, bigram_pairs, bigram_dim,
-                                 embeddings_initializer="uniform", name="bigrams")(ids)
-            x = JoinWordFeatures(name="word_and_bigrams")([x, pairs])
         if word_dropout:
             x = keras.layers.Dropout(word_dropout, noise_shape=(None, None, 1),
                                      name="word_dropout")(x)

@@ -111,3 +111,20 @@ def test_bigrams_with_a_pretrained_encoder_is_refused(tmp_path, tiny_sentiment):
                      "--out", str(tmp_path / "run"), *TINY_SETTINGS,
                      "--set", "features.bigrams=true", "--set", "pretrain.epochs=1"])
     assert code == 2
+
+
+def test_adversarial_step_moves_the_pair_vectors_too():
+    # the perturbation sits after the join: it sees token (4) and pair (3) dimensions,
+    # and its recorded vectors' gradient reaches the pair rows the batch used
+    import tensorflow as tf
+
+    model = _model(bigram_pairs=[34, 45], bigram_dim=3, adversarial=0.1)
+    noise = model.get_layer("adversarial")
+    ids = np.array([[3, 4, 5, 0]], np.int32)
+    with tf.GradientTape() as tape:
+        probs = model(ids, training=True)
+        vectors, _ = noise.seen()
+        loss = -tf.math.log(probs[0, 1])
+    gradient = tape.gradient(loss, vectors)
+    assert vectors.shape[-1] == 4 + 3
+    assert float(tf.reduce_max(tf.abs(gradient[0, 0, 4:]))) > 0.0
