@@ -89,7 +89,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
                                    trainable=embedding_trainable, name="embedding")(x)
         if bigram_pairs is not None:
             pairs = TokenBigrams(vocabulary_size, bigram_pairs, bigram_dim,
-                                 embeddings_initializer="uniform", name="bigrams")(ids)
+                                 name="bigrams")(ids)
             x = JoinWordFeatures(name="word_and_bigrams")([x, pairs])
         if adversarial:  # moves the token (and pair) vectors; char features stay
             x = EmbeddingPerturbation(name="adversarial")(x)

@@ -13,7 +13,7 @@ process, best of 5 × 30 calls each:
   count).
 
 The result is in docs/speed.md ("Tried and left out"); the layers do not use it.
-`tests/test_perf.py` checks the hand-written gradients against autodiff's.
+`tests/test_lstm_backward.py` checks the hand-written gradients against autodiff's.
 """
 
 import sys

@@ -45,7 +45,8 @@ def trace_row(preset="default", repeats=3, log=print):
     tokenizer = fit_vocabulary(cfg.tokenizer, train)
     chars = (fit_char_ids(cfg.tokenizer, train, cfg.chars.max_word_length)
              if cfg.chars.features != "none" else None)
-    pairs = bigram_pairs(cfg, token_ids(tokenizer, train), tokenizer.vocabulary_size)
+    pairs = (bigram_pairs(cfg, token_ids(tokenizer, train), tokenizer.vocabulary_size)
+             if cfg.features.bigrams else None)  # tokenize train only when needed
     model = classifier_from_config(cfg, tokenizer.vocabulary_size, len(labels),
                                    chars.vocabulary_size if chars else 0, name="classifier",
                                    bigram_pairs=pairs)
