@@ -121,6 +121,10 @@ class TrainConfig:
     mixed_precision: str = "none"  # none, float16 or bfloat16
     threads: int = 0  # CPU intra-op threads; 0: one per core
     max_minutes: float = 0.0  # time budget: no epoch starts that would end past it; 0: none
+    xla: bool = False  # compile the training and validation steps with XLA (one compilation
+    # per batch shape: pair it with length_multiple); on the default strategy only
+    length_multiple: int = 0  # pad each batch's length (and char width) up to a multiple
+    # of this, so few batch shapes occur; 0: 4 with xla, 1 (no extra padding) without
 
 
 _CHOICES = {
@@ -147,7 +151,8 @@ _AT_LEAST_ONE = {"units", "num_layers", "dim", "embedding_dim", "epochs", "batch
                  "ensemble"}
 
 
-_AT_LEAST_ZERO = {"max_minutes", "weight_decay", "clipnorm", "ema", "threads", "batch_tokens"}
+_AT_LEAST_ZERO = {"max_minutes", "weight_decay", "clipnorm", "ema", "threads", "batch_tokens",
+                  "length_multiple"}
 
 
 # upper bounds by setting name: beyond them a run cannot fit this kind of machine anyway,
@@ -156,7 +161,8 @@ _AT_MOST = {"units": 16_384, "dim": 16_384, "embedding_dim": 16_384, "num_layers
             "batch_size": 1_000_000, "eval_batch_size": 1_000_000, "max_length": 100_000,
             "max_tokens": 50_000_000, "max_vocabulary": 50_000_000, "epochs": 1_000_000,
             "ensemble": 100, "max_word_length": 1_000, "kernel_size": 1_000,
-            "chunk_length": 100_000, "batch_tokens": 50_000_000, "vocabulary_size": 1_000_000}
+            "chunk_length": 100_000, "batch_tokens": 50_000_000, "vocabulary_size": 1_000_000,
+            "length_multiple": 1_024}
 
 
 def _check_range(key, value, source):
@@ -333,6 +339,18 @@ def _check_batching(config, source=None):
     if getattr(train, "batch_tokens", 0) and not getattr(train, "bucketing", True):
         raise UserError("train.batch_tokens batches sentences of similar length together; "
                         "it needs train.bucketing = true", path=source)
+    if getattr(train, "xla", False) and getattr(train, "strategy", "default") != "default":
+        raise UserError("train.xla compiles the step on one device; it needs "
+                        "train.strategy = \"default\"", path=source)
+
+
+def length_multiple(train_cfg):
+    """The multiple batch lengths are padded up to: `train.length_multiple`, or 4 with
+    `train.xla` and 1 without when it is 0."""
+    chosen = int(getattr(train_cfg, "length_multiple", 0) or 0)
+    if chosen:
+        return chosen
+    return 4 if getattr(train_cfg, "xla", False) else 1
 
 
 def _recurrent_parameters(config):

@@ -199,6 +199,12 @@ def test_tagging_time_budget_and_resume_equal_a_straight_run(tmp_path, capsys):
     the dropout seed states not restored on resume (the `variable.assign(value)` loop
     in `restore_checkpoint` skipped).
     """
+    straight_then_resumed_tagging(tmp_path, capsys)
+
+
+def straight_then_resumed_tagging(tmp_path, capsys, *settings):
+    """Trains a tiny tagger for two epochs in one go and one epoch per invocation (with
+    `--set` `settings`), checks both end alike; returns the straight run's log."""
     from tests.test_tagging_task import TINY, make_sentences, write_conll
 
     train = write_conll(tmp_path / "train.conll", make_sentences(30, 1))
@@ -207,11 +213,14 @@ def test_tagging_time_budget_and_resume_equal_a_straight_run(tmp_path, capsys):
     args = ["train", "tagging", "--data", str(train), "--validation", str(validation),
             "--reports", str(tmp_path / "reports"), *TINY, "--set", f"train.epochs={epochs}",
             "--set", "train.patience=99", "--set", "encoder.dropout=0.3"]
+    for setting in settings:
+        args += ["--set", setting]
     assert cli.main(args + ["--out", str(tmp_path / "straight")]) == 0
-    capsys.readouterr()
+    log = capsys.readouterr().out
     logs = _budget_then_resume(capsys, args, tmp_path / "resumed", epochs)
     _check_budget_logs(logs, epochs)
     _assert_same_training(tmp_path / "straight", tmp_path / "resumed", epochs)
+    return log
 
 
 def test_translation_time_budget_and_resume_equal_a_straight_run(tmp_path, capsys):

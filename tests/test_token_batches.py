@@ -151,29 +151,18 @@ def test_tagging_with_token_batches_trains_and_resumes_exactly(tmp_path, capsys)
     """Two epochs in one go, or one per invocation (stopped by train.max_minutes, then
     --resume): the same weights, optimizer state and history with token batches; the
     run records the batching it used."""
-    from elman import cli
-    from tests.test_oracles_runs import (_assert_same_training, _budget_then_resume,
-                                         _check_budget_logs)
-    from tests.test_tagging_task import TINY, make_sentences, write_conll
+    from tests.test_oracles_runs import straight_then_resumed_tagging
 
-    train = write_conll(tmp_path / "train.conll", make_sentences(30, 1))
-    validation = write_conll(tmp_path / "validation.conll", make_sentences(8, 2))
-    args = ["train", "tagging", "--data", str(train), "--validation", str(validation),
-            "--reports", str(tmp_path / "reports"), *TINY, "--set", "train.epochs=2",
-            "--set", "train.patience=99", "--set", "encoder.dropout=0.3",
-            "--set", "train.batch_tokens=24"]
-    assert cli.main(args + ["--out", str(tmp_path / "straight")]) == 0
-    log = capsys.readouterr().out
+    log = straight_then_resumed_tagging(tmp_path, capsys, "train.batch_tokens=24")
     assert "token-budget batches: at most 24 padded tokens a batch" in log
-    logs = _budget_then_resume(capsys, args, tmp_path / "resumed", 2)
-    _check_budget_logs(logs, 2)
-    _assert_same_training(tmp_path / "straight", tmp_path / "resumed", 2)
 
     run_info = json.loads((tmp_path / "straight" / "run.json").read_text(encoding="utf-8"))
-    assert run_info["batching"] == {"mode": "tokens", "batch_tokens": 24}
+    assert run_info["batching"] == {"mode": "tokens", "batch_tokens": 24, "xla": False,
+                                    "length_multiple": 1}
     report = tmp_path / "reports" / "tagging" / "straight"
     metrics = json.loads((report / "metrics.json").read_text(encoding="utf-8"))
-    assert metrics["reproducibility"]["device"]["batching"] == "mode tokens, batch_tokens 24"
+    assert metrics["reproducibility"]["device"]["batching"] == ("mode tokens, batch_tokens 24, "
+                                                               "xla False, length_multiple 1")
     stats = metrics["batching"]
     assert stats["mode"] == "tokens" and stats["mean_padded_tokens_per_batch"] <= 24
     assert stats["batches_per_epoch"] < 30 / 2  # several sentences a batch

@@ -61,7 +61,11 @@ def table(result):
                          f"{d['mean_tokens']:.1f} tokens; {d['note']})"))
     p = result["pipeline_vs_reference"]
     rows.append(("[1] model", p["model"]))
-    rows.append(("[1] elman training tokens/s", _fmt(p["elman_tokens_per_s"])))
+    rows.append(("[1] elman training tokens/s", _fmt(p["elman_tokens_per_s"]) +
+                 f"  ({p['elman_setting']}; {p['elman_xla_shapes']} batch shapes compiled "
+                 f"first in {p['elman_xla_compile_seconds']:.1f} s)"))
+    rows.append(("[1] elman training tokens/s without train.xla",
+                 _fmt(p["elman_graph_tokens_per_s"]) + f"  ({p['speedup_graph']:.2f}x)"))
     rows.append(("[1] reference training tokens/s (real tokens)",
                  _fmt(p["reference_tokens_per_s"]) +
                  f"  ({100 * p['reference_real_token_share']:.1f}% of its positions are real; "

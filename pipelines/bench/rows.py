@@ -52,11 +52,16 @@ def pipeline_vs_reference(ids, labels, lengths, vocab, rounds, ref_batches, dims
     import numpy as np
     import tensorflow as tf
 
+    from elman.config import TrainConfig, length_multiple
     from elman.core.batching import dataset_from_plan, plan_epoch, plan_tokens
+    from elman.core.train import use_xla
 
     embedding_dim, units, hidden, batch = dims
     y = tf.constant(labels, tf.int32)
     ours = _ours(vocab, embedding_dim, units, hidden)
+    compiled = _ours(vocab, embedding_dim, units, hidden)  # the same model under train.xla
+    use_xla(compiled, TrainConfig(xla=True), log=lambda *_: None)
+    multiple = length_multiple(TrainConfig(xla=True))
     ref = _reference(vocab, embedding_dim, units, hidden)
     # the reference's input: keras.utils.pad_sequences (pre-padding, pre-truncation)
     padded = keras.utils.pad_sequences(ids.to_list(), maxlen=MAXLEN).astype("int32")
@@ -68,17 +73,28 @@ def pipeline_vs_reference(ids, labels, lengths, vocab, rounds, ref_batches, dims
     ours.fit(dataset_from_plan(ids, y, warm_up_plan(lengths, batch)), epochs=1, verbose=0,
              shuffle=False)
     ref.fit(padded[:2 * batch], y_np[:2 * batch], batch_size=batch, epochs=1, verbose=0)
+    # XLA compiles one program per batch shape: every shape an epoch can hold, up front
+    shapes = xla_shapes(lengths, batch, multiple)
+    began = time.perf_counter()
+    compiled.fit(dataset_from_plan(ids, y, shapes, multiple=multiple), epochs=1, verbose=0,
+                 shuffle=False)
+    compile_seconds = time.perf_counter() - began
 
-    ours_rates, ref_rates, budget_rates = [], [], []
+    ours_rates, xla_rates, ref_rates, budget_rates = [], [], [], []
     # token-budget batches as large as the reference's (batch × MAXLEN positions a step):
     # the same work a step, so row 3 can compare the FLOP rates of the two steps
     budget = batch * MAXLEN
     for r in range(rounds):
         plan = plan_epoch(lengths, batch, seed, r)
+        real = [int(lengths[b].sum()) for b in plan]
         clock = batch_clock()
         ours.fit(dataset_from_plan(ids, y, plan), epochs=1, verbose=0, callbacks=[clock],
                  shuffle=False)
-        ours_rates.append(steady_rate(clock, [int(lengths[b].sum()) for b in plan]))
+        ours_rates.append(steady_rate(clock, real))
+        clock = batch_clock()
+        compiled.fit(dataset_from_plan(ids, y, plan, multiple=multiple), epochs=1, verbose=0,
+                     callbacks=[clock], shuffle=False)
+        xla_rates.append(steady_rate(clock, real))
         plan = plan_tokens(lengths, budget, seed, r)
         clock = batch_clock()
         ours.fit(dataset_from_plan(ids, y, plan), epochs=1, verbose=0, callbacks=[clock],
@@ -90,9 +106,10 @@ def pipeline_vs_reference(ids, labels, lengths, vocab, rounds, ref_batches, dims
                 callbacks=[clock], shuffle=False)
         ref_rates.append(steady_rate(
             clock, [int(clipped[pick[i:i + batch]].sum()) for i in range(0, len(pick), batch)]))
-        log(f"  round {r + 1}: elman {ours_rates[-1]:,.0f} tokens/s (token budget {budget}: "
+        log(f"  round {r + 1}: elman {xla_rates[-1]:,.0f} tokens/s with train.xla, "
+            f"{ours_rates[-1]:,.0f} without (token budget {budget}: "
             f"{budget_rates[-1]:,.0f}), reference {ref_rates[-1]:,.0f} tokens/s")
-    best_ours, best_ref = max(ours_rates), max(ref_rates)
+    best_xla, best_graph, best_ref = max(xla_rates), max(ours_rates), max(ref_rates)
     plan = plan_epoch(lengths, batch, seed, 0)
     positions = sum(len(b) * max(int(lengths[b].max()), 1) for b in plan)
     real_share = float(clipped.sum() / (MAXLEN * len(lengths)))
@@ -101,9 +118,14 @@ def pipeline_vs_reference(ids, labels, lengths, vocab, rounds, ref_batches, dims
                  f"softmax(2), batch {batch}, Adam",
         "elman_params": int(ours.count_params()),
         "reference_params": int(ref.count_params()),
-        "elman_tokens_per_s": best_ours,
+        "elman_setting": f"train.xla = true (lengths padded to a multiple of {multiple})",
+        "elman_tokens_per_s": best_xla,
+        "elman_tokens_per_s_rounds": xla_rates,
+        "elman_xla_compile_seconds": compile_seconds,
+        "elman_xla_shapes": len(shapes),
+        "elman_graph_tokens_per_s": best_graph,
+        "elman_graph_tokens_per_s_rounds": ours_rates,
         "reference_tokens_per_s": best_ref,
-        "elman_tokens_per_s_rounds": ours_rates,
         "elman_token_budget": budget,
         "elman_token_budget_tokens_per_s": max(budget_rates),
         "elman_token_budget_tokens_per_s_rounds": budget_rates,
@@ -111,13 +133,35 @@ def pipeline_vs_reference(ids, labels, lengths, vocab, rounds, ref_batches, dims
         "reference_real_token_share": real_share,
         "elman_real_token_share": float(lengths.sum() / positions),
         "reference_padded_positions_per_s": best_ref / real_share if real_share else 0.0,
-        "speedup": best_ours / best_ref if best_ref else 0.0,
+        "speedup": best_xla / best_ref if best_ref else 0.0,
+        "speedup_graph": best_graph / best_ref if best_ref else 0.0,
         "target": TARGET,
-        "meets_target": bool(best_ref and best_ours / best_ref >= TARGET),
+        "meets_target": bool(best_ref and best_xla / best_ref >= TARGET),
         "rounds": rounds,
         "reference_batches_timed": ref_batches,
         "_model": ours,
     }
+
+
+def xla_shapes(lengths, batch, multiple):
+    """One batch of every shape an epoch of `plan_epoch(lengths, batch, ...)` padded up to
+    `multiple` can hold: full batches and the one short batch (rows `n % batch`), at every
+    rounded length. Training on them compiles every XLA program before timing."""
+    import numpy as np
+
+    lengths = np.maximum(np.asarray(lengths), 1)
+    order = np.argsort(lengths, kind="stable")
+    rounded = (lengths[order] + multiple - 1) // multiple * multiple
+    rows = sorted({min(batch, len(lengths))} | ({len(lengths) % batch} - {0}))
+    out = []
+    for size in np.unique(rounded):
+        # the longest rows of this rounded length: they pad to it
+        members = order[rounded == size]
+        for r in rows:
+            picked = members[-r:] if len(members) >= r else np.concatenate(
+                [members, order[rounded <= size][-(r - len(members)):]])
+            out.append(np.asarray(picked))
+    return out
 
 
 def input_pipeline_share(model, ids, labels, lengths, batch, passes, max_batches, seed=1234):

@@ -105,24 +105,30 @@ def plan_training(lengths, train_cfg, epoch, replicas=1):
 
 def describe_batching(train_cfg):
     """How training batches are formed, for run.json and the report (JSON-ready dict)."""
+    from elman.config import length_multiple
+
     budget = getattr(train_cfg, "batch_tokens", 0)
-    if budget:
-        return {"mode": "tokens", "batch_tokens": int(budget)}
+    compiled = {"xla": bool(getattr(train_cfg, "xla", False))}
     if hasattr(train_cfg, "chunk_length"):  # the language model's TBPTT streams
         return {"mode": "streams", "batch_size": train_cfg.batch_size,
-                "chunk_length": train_cfg.chunk_length}
+                "chunk_length": train_cfg.chunk_length, **compiled}
+    compiled["length_multiple"] = length_multiple(train_cfg)
+    if budget:
+        return {"mode": "tokens", "batch_tokens": int(budget), **compiled}
     return {"mode": "examples", "batch_size": train_cfg.batch_size,
-            "bucketing": bool(getattr(train_cfg, "bucketing", False))}
+            "bucketing": bool(getattr(train_cfg, "bucketing", False)), **compiled}
 
 
-def plan_stats(plan, lengths):
-    """Batches per epoch, mean rows, mean real and padded tokens of a plan (a dict)."""
+def plan_stats(plan, lengths, multiple=1):
+    """Batches per epoch, mean rows, mean real and padded tokens of a plan (a dict);
+    padded lengths are rounded up to `multiple` as `dataset_from_plan` pads them."""
     if not plan:
         return {"batches_per_epoch": 0}
     lengths = np.asarray(lengths, np.int64)
     rows = np.array([len(b) for b in plan], np.float64)
     real = np.array([lengths[b].sum() for b in plan], np.float64)
-    padded = np.array([len(b) * max(int(lengths[b].max()), 1) for b in plan], np.float64)
+    padded = np.array([len(b) * _round_up(max(int(lengths[b].max()), 1), multiple)
+                       for b in plan], np.float64)
     return {"batches_per_epoch": len(plan), "mean_examples_per_batch": float(rows.mean()),
             "mean_real_tokens_per_batch": float(real.mean()),
             "mean_padded_tokens_per_batch": float(padded.mean())}
@@ -134,17 +140,27 @@ def plan_eval(lengths, batch_size):
     return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
 
-def _pad(component, max_len=None):
+def _round_up(size, multiple):
+    return (size + multiple - 1) // multiple * multiple
+
+
+def _pad(component, max_len=None, multiple=1):
+    """A ragged batch as a dense, zero-padded tensor: at least one position, and every
+    ragged axis (length, char width) padded up to a multiple of `multiple`."""
     if isinstance(component, tf.RaggedTensor):
         dense = component.to_tensor(default_value=0)
         if max_len is not None:
             dense = dense[:, :max_len]
-        pad = tf.maximum(1 - tf.shape(dense)[1], 0)  # at least one position
-        return tf.pad(dense, [[0, 0], [0, pad]] + [[0, 0]] * (len(dense.shape) - 2))
+        shape = tf.shape(dense)
+        pads = [[0, 0]]
+        for axis in range(1, len(dense.shape)):
+            size = tf.maximum(shape[axis], 1) if axis == 1 else shape[axis]
+            pads.append([0, _round_up(size, multiple) - shape[axis]])
+        return tf.pad(dense, pads)
     return component
 
 
-def dataset_from_plan(features, targets, batches, weights=None):
+def dataset_from_plan(features, targets, batches, weights=None, multiple=1):
     """A tf.data pipeline that gathers and pads each planned batch.
 
     Args:
@@ -152,6 +168,9 @@ def dataset_from_plan(features, targets, batches, weights=None):
         targets: a tf.Tensor or tf.RaggedTensor of targets per example, or None.
         batches: list of index arrays (a plan, possibly several epochs long).
         weights: optional per-example tensor, gathered like targets.
+        multiple: int, every padded axis (length, char width) is padded up to a multiple
+            of this (`train.length_multiple`): XLA compiles one program per batch
+            shape, so fewer distinct lengths mean fewer compilations. Default 1.
 
     Returns:
         tf.data.Dataset of (x, y) or (x, y, w) padded batches (or x when targets is None).
@@ -162,10 +181,11 @@ def dataset_from_plan(features, targets, batches, weights=None):
     ds = tf.data.Dataset.from_tensor_slices(index)
 
     def gather(idx):
-        x = tf.nest.map_structure(lambda c: _pad(tf.gather(c, idx)), features)
+        x = tf.nest.map_structure(lambda c: _pad(tf.gather(c, idx), multiple=multiple),
+                                  features)
         if targets is None:
             return x
-        y = _pad(tf.gather(targets, idx))
+        y = _pad(tf.gather(targets, idx), multiple=multiple)
         if weights is None:
             return x, y
         return x, y, tf.gather(weights, idx)

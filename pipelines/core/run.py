@@ -44,9 +44,14 @@ def _batching_text(info):
         return ""
     rule = (f"token budget of {info['batch_tokens']:,} padded tokens (`train.batch_tokens`)"
             if info["mode"] == "tokens" else f"{info['batch_size']} examples each")
+    multiple = info.get("length_multiple", 1)
+    padding = (f" Lengths padded up to a multiple of {multiple} (`train.length_multiple`)."
+               if multiple > 1 else "")
+    xla = " Steps compiled with XLA (`train.xla`)." if info.get("xla") else ""
     return (f" Batches: {rule}; {info['batches_per_epoch']:,} an epoch, "
             f"{info['mean_examples_per_batch']:.1f} examples and "
-            f"{info['mean_real_tokens_per_batch']:,.0f} real tokens a batch on average.")
+            f"{info['mean_real_tokens_per_batch']:,.0f} real tokens a batch on average."
+            + padding + xla)
 
 
 def train_metrics(result):

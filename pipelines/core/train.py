@@ -18,11 +18,11 @@ from pathlib import Path
 import keras
 import numpy as np
 
-from elman.errors import UserError
+from elman.config import length_multiple
 from elman.core.batching import dataset_from_plan, plan_stats, plan_training
 from elman.core.checkpoints import commit_epoch, read_state  # noqa: F401 (read_state: public here too)
 from elman.core.html import write_text_atomic
-
+from elman.errors import UserError
 
 
 def seed_variables(model):
@@ -288,6 +288,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                 _STEPS_PER_EPOCH.reset(token)
             state = {"epoch": 0, "best": None, "best_epoch": 0, "wait": 0, "history": {},
                      "stopped_early": False, "files": {}}
+        use_xla(model, cfg, log)
     from elman.core import runtime
 
     multi_worker = strategy is not None and runtime.is_multi_worker(strategy)
@@ -312,6 +313,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                                         custom_objects=custom_objects)
     if state["files"].get("best"):
         model.load_weights(ckpt_dir / state["files"]["best"])
+    graph_mode(model)  # evaluation and reports batch by exact length: one graph serves all
     return TrainResult(model, state["history"], state["best_epoch"], state["epoch"],
                        bool(state.get("stopped_early")), seconds,
                        tokens / seconds if seconds else 0.0, batching)
@@ -327,7 +329,8 @@ def batching_summary(lengths, cfg, strategy=None, log=None):
     from elman.core.batching import describe_batching
 
     info = describe_batching(cfg)
-    info.update(plan_stats(plan_training(lengths, cfg, 0, _replicas(strategy)), lengths))
+    info.update(plan_stats(plan_training(lengths, cfg, 0, _replicas(strategy)), lengths,
+                           length_multiple(cfg)))
     if log is not None and info["mode"] == "tokens":
         over = int(np.sum(np.asarray(lengths) > info["batch_tokens"]))
         log(f"token-budget batches: at most {info['batch_tokens']} padded tokens a batch, "
@@ -335,6 +338,35 @@ def batching_summary(lengths, cfg, strategy=None, log=None):
             f"{info['mean_examples_per_batch']:.1f} examples a batch on average"
             + (f"; {over} sentence(s) longer than the budget train alone" if over else ""))
     return info
+
+
+def use_xla(model, cfg, log=print):
+    """Compiles the model's train, test and predict steps with XLA when `cfg.xla` is on.
+
+    Keras turns XLA off whenever op determinism is enabled (which every elman run
+    enables), because some ops have no deterministic XLA kernel on GPUs; on the CPU
+    XLA's programs are deterministic (`tests/test_xla.py` checks two runs of one seed
+    for equal weights), so elman sets the flag itself, after Keras' other check that
+    every layer supports XLA. Programs are compiled per batch shape on first use.
+    """
+    if not getattr(cfg, "xla", False):
+        return
+    unsupported = sorted({type(layer).__name__ for layer in model._flatten_layers()
+                          if not layer.supports_jit})
+    if unsupported:
+        raise UserError(f"train.xla: these layers cannot be compiled with XLA: "
+                        f"{', '.join(unsupported)}; set train.xla = false")
+    model._jit_compile = True  # Keras' setter refuses it under op determinism
+    model.train_function = model.test_function = model.predict_function = None
+    log("train.xla: the training and validation steps are compiled with XLA, once per "
+        "batch shape")
+
+
+def graph_mode(model):
+    """Turns `use_xla` off again (a no-op for a model that never had it on)."""
+    if getattr(model, "_jit_compile", None):
+        model._jit_compile = False
+        model.train_function = model.test_function = model.predict_function = None
 
 
 def restore_checkpoint(ckpt_dir, state, custom_objects=None, log=print):
@@ -361,7 +393,8 @@ def _run_epochs(model, features, targets, lengths, validation, cfg, run_dir, sta
     replicas = _replicas(getattr(model, "_distribute_strategy", None))  # built under it
     plans = [plan_training(lengths, cfg, e, replicas) for e in range(start, cfg.epochs)]
     steps = len(plans[0])
-    dataset = dataset_from_plan(features, targets, [b for p in plans for b in p])
+    dataset = dataset_from_plan(features, targets, [b for p in plans for b in p],
+                                multiple=length_multiple(cfg))
     epoch_callbacks = [_EvaluateAveraged(), committer]  # also run by fit_epochs
     if epoch_scores is not None:
         epoch_callbacks.insert(1, _EpochScores(epoch_scores))

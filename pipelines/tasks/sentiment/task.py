@@ -221,12 +221,14 @@ class SentimentTask(Task):
         return member_cfg.seed, result, row
 
     def fit(self, ctx):
+        from elman.config import length_multiple
         from elman.core.batching import dataset_from_plan, plan_eval
 
         state = ctx.state
         val_ids, val_y, val_len = state.encoded["validation"]
         validation = dataset_from_plan(val_ids, val_y,
-                                       plan_eval(val_len, ctx.cfg.train.batch_size))
+                                       plan_eval(val_len, ctx.cfg.train.batch_size),
+                                       multiple=length_multiple(ctx.cfg.train))
         corpus = (_pretraining_corpus(state, self.extra_texts) if ctx.cfg.pretrain.epochs
                   else None)
         members = []

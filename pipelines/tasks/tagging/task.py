@@ -120,6 +120,7 @@ class TaggingTask(Task):
         return _State(vocab, counts, encoded, coverage, matrix)
 
     def fit(self, ctx):
+        from elman.config import length_multiple
         from elman.core.batching import dataset_from_plan, plan_eval
         from elman.core.train import fit
         from elman.tasks.tagging.model import build_model
@@ -134,7 +135,8 @@ class TaggingTask(Task):
 
         val_x, val_y, val_len = state.encoded["validation"]
         validation = dataset_from_plan(val_x, val_y,
-                                       plan_eval(val_len, max(cfg.train.batch_size, 64)))
+                                       plan_eval(val_len, max(cfg.train.batch_size, 64)),
+                                       multiple=length_multiple(cfg.train))
         x, y, lengths = state.encoded["train"]
         scores = _validation_f1(state.vocab, ctx.splits["validation"].items, val_x, val_len)
         result = fit(build_and_compile, x, y, lengths, validation, cfg.train, ctx.run_dir,

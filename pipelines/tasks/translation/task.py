@@ -147,6 +147,7 @@ class TranslationTask(Task):
         return _State(source_tok, target_tok, decoding, encoded, stats)
 
     def fit(self, ctx):
+        from elman.config import length_multiple
         from elman.core.batching import dataset_from_plan, plan_eval
         from elman.core.train import fit
         from elman.tasks.translation.model import translator_from_config
@@ -154,7 +155,8 @@ class TranslationTask(Task):
         cfg, state = ctx.cfg, ctx.state
         v_src, v_in, v_out, v_len = state.encoded["validation"]
         validation = dataset_from_plan((v_src, v_in), v_out,
-                                       plan_eval(v_len, cfg.train.batch_size))
+                                       plan_eval(v_len, cfg.train.batch_size),
+                                       multiple=length_multiple(cfg.train))
         t_src, t_in, t_out, t_len = state.encoded["train"]
         cpu_began = time.process_time()  # all threads of this process: CPU-seconds of training
         result = fit(lambda: translator_from_config(cfg, state.source_tok.vocabulary_size,
