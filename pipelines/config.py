@@ -125,6 +125,8 @@ class TrainConfig:
     # per batch shape: pair it with length_multiple); on the default strategy only
     length_multiple: int = 0  # pad each batch's length (and char width) up to a multiple
     # of this, so few batch shapes occur; 0: 4 with xla, 1 (no extra padding) without
+    steps_per_execution: int = 1  # training steps run in one call into TensorFlow (fewer
+    # Python round trips a step); > 1 on the default strategy only
 
 
 _CHOICES = {
@@ -148,7 +150,7 @@ _CHOICES = {
 # but only after the data is read and with a traceback.
 _AT_LEAST_ONE = {"units", "num_layers", "dim", "embedding_dim", "epochs", "batch_size",
                  "patience", "eval_batch_size", "max_length", "max_word_length", "kernel_size",
-                 "ensemble"}
+                 "ensemble", "steps_per_execution"}
 
 
 _AT_LEAST_ZERO = {"max_minutes", "weight_decay", "clipnorm", "ema", "threads", "batch_tokens",
@@ -162,7 +164,7 @@ _AT_MOST = {"units": 16_384, "dim": 16_384, "embedding_dim": 16_384, "num_layers
             "max_tokens": 50_000_000, "max_vocabulary": 50_000_000, "epochs": 1_000_000,
             "ensemble": 100, "max_word_length": 1_000, "kernel_size": 1_000,
             "chunk_length": 100_000, "batch_tokens": 50_000_000, "vocabulary_size": 1_000_000,
-            "length_multiple": 1_024}
+            "length_multiple": 1_024, "steps_per_execution": 10_000}
 
 
 def _check_range(key, value, source):
@@ -339,9 +341,13 @@ def _check_batching(config, source=None):
     if getattr(train, "batch_tokens", 0) and not getattr(train, "bucketing", True):
         raise UserError("train.batch_tokens batches sentences of similar length together; "
                         "it needs train.bucketing = true", path=source)
-    if getattr(train, "xla", False) and getattr(train, "strategy", "default") != "default":
-        raise UserError("train.xla compiles the step on one device; it needs "
-                        "train.strategy = \"default\"", path=source)
+    if getattr(train, "strategy", "default") != "default":
+        if getattr(train, "xla", False):
+            raise UserError("train.xla compiles the step on one device; it needs "
+                            "train.strategy = \"default\"", path=source)
+        if getattr(train, "steps_per_execution", 1) > 1:
+            raise UserError("train.steps_per_execution > 1 needs "
+                            "train.strategy = \"default\"", path=source)
 
 
 def length_multiple(train_cfg):

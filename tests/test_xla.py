@@ -66,6 +66,22 @@ def test_the_multiple_follows_the_settings():
                                                        "train.strategy=mirrored"])
     with pytest.raises(UserError, match="length_multiple"):
         config_lib.load_config("sentiment", overrides=["train.length_multiple=-1"])
+    with pytest.raises(UserError, match="steps_per_execution > 1 needs"):
+        config_lib.load_config("tagging", overrides=["train.steps_per_execution=4",
+                                                     "train.strategy=mirrored"])
+    with pytest.raises(UserError, match="steps_per_execution"):
+        config_lib.load_config("tagging", overrides=["train.steps_per_execution=0"])
+
+
+def _iterations(checkpoint):
+    """The optimizer's step counter stored in a checkpoint."""
+    import keras
+
+    from elman import models
+
+    models.import_all()
+    model = keras.saving.load_model(checkpoint, safe_mode=True)
+    return int(model.optimizer.iterations.numpy())
 
 
 def _step_function(model):
@@ -138,7 +154,8 @@ def test_sentiment_with_xla_is_deterministic_and_says_so(tiny_sentiment, tmp_pat
     args = ["train", "sentiment", "--data", str(tiny_sentiment["train"]),
             "--validation", str(tiny_sentiment["validation"]),
             "--reports", str(tmp_path / "reports"), *TINY_SETTINGS,
-            "--set", "train.xla=true", "--set", "encoder.dropout=0.3"]
+            "--set", "train.xla=true", "--set", "encoder.dropout=0.3",
+            "--set", "train.steps_per_execution=3"]
     for name in ("a", "b"):
         assert cli.main(args + ["--out", str(tmp_path / name)]) == 0
     log = capsys.readouterr().out
@@ -147,6 +164,8 @@ def test_sentiment_with_xla_is_deterministic_and_says_so(tiny_sentiment, tmp_pat
               for n in ("a", "b")]
     assert states[0]["history"] == states[1]["history"]
     assert len(states[0]["history"]["loss"]) == 2
+    # 60 training rows in batches of 8: 8 steps an epoch, in calls of 3, 3 and 2
+    assert _iterations(tmp_path / "a" / "checkpoints" / "epoch-002.keras") == 16
     run = json.loads((tmp_path / "a" / "run.json").read_text(encoding="utf-8"))
     assert run["batching"]["xla"] is True and run["batching"]["length_multiple"] == 4
     report = (tmp_path / "reports" / "sentiment" / "a" / "report.md").read_text("utf-8")
@@ -163,3 +182,32 @@ def test_tagging_with_xla_resumes_exactly(tmp_path, capsys):
     assert "compiled with XLA" in log
     run = json.loads((tmp_path / "resumed" / "run.json").read_text(encoding="utf-8"))
     assert run["batching"]["xla"] is True
+
+
+def test_several_steps_a_call_keep_the_epochs_apart_and_resume_exactly(tmp_path, capsys):
+    """`train.steps_per_execution = 3` on 4 batches an epoch (30 sentences, batches of
+    8): calls of 3 and 1 steps, never one reaching into the next epoch's batches, so a
+    resumed run (which starts at an epoch boundary) equals a straight one."""
+    from tests.test_oracles_runs import straight_then_resumed_tagging
+
+    straight_then_resumed_tagging(tmp_path, capsys, "train.steps_per_execution=3")
+    assert _iterations(tmp_path / "straight" / "checkpoints" / "epoch-002.keras") == 8
+
+
+def test_the_bench_warm_up_holds_every_shape_an_epoch_can_have():
+    from elman.bench.rows import xla_shapes
+    from elman.core.batching import plan_epoch
+
+    lengths = np.random.default_rng(4).integers(1, 57, size=1_000)
+    lengths[:3] = [57, 1, 30]
+
+    def shape(batch):
+        longest = int(lengths[batch].max())
+        return len(batch), -(-longest // 4) * 4
+
+    warm = [shape(b) for b in xla_shapes(lengths, 32, 4)]
+    assert len(warm) == len(set(warm))  # each shape compiled once
+    seen = {shape(b) for epoch in range(20) for b in plan_epoch(lengths, 32, 7, epoch)}
+    assert seen <= set(warm)
+    assert {rows for rows, _ in warm} == {32, 1_000 % 32}
+    assert {size for _, size in warm} == set(range(4, 61, 4))

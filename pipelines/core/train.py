@@ -407,6 +407,17 @@ def _run_epochs(model, features, targets, lengths, validation, cfg, run_dir, sta
 
         fit_epochs(model, multi_worker_strategy, dataset, steps, start, cfg.epochs, validation,
                    epoch_callbacks, log, run_dir / "logs" / "tb" if tensorboard else None)
+    elif getattr(cfg, "steps_per_execution", 1) > 1:
+        # several steps a call: one fit per epoch on that epoch's batches alone, so the
+        # last call of an epoch runs short instead of taking the next epoch's batches
+        model.steps_per_execution = cfg.steps_per_execution
+        for epoch, plan in zip(range(start, cfg.epochs), plans):
+            model.fit(dataset_from_plan(features, targets, plan,
+                                        multiple=length_multiple(cfg)),
+                      epochs=epoch + 1, initial_epoch=epoch, validation_data=validation,
+                      callbacks=callbacks, shuffle=False, verbose=progress_mode())
+            if model.stop_training:
+                break
     else:
         _build_before_fit(model, dataset)
         model.fit(dataset, epochs=cfg.epochs, initial_epoch=start, steps_per_epoch=steps,
