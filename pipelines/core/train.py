@@ -344,7 +344,7 @@ def use_xla(model, cfg, log=print):
     """Compiles the model's train, test and predict steps with XLA when `cfg.xla` is on.
 
     Keras turns XLA off whenever op determinism is enabled (which every elman run
-    enables), because some ops have no deterministic XLA kernel on GPUs; on the CPU
+    enables), because not every op has a deterministic XLA version; on the CPU
     XLA's programs are deterministic (`tests/test_xla.py` checks two runs of one seed
     for equal weights), so elman sets the flag itself, after Keras' other check that
     every layer supports XLA. Programs are compiled per batch shape on first use.
