@@ -158,11 +158,12 @@ def test_tagging_with_token_batches_trains_and_resumes_exactly(tmp_path, capsys)
 
     run_info = json.loads((tmp_path / "straight" / "run.json").read_text(encoding="utf-8"))
     assert run_info["batching"] == {"mode": "tokens", "batch_tokens": 24, "xla": False,
-                                    "length_multiple": 1}
+                                    "length_multiple": 1, "steps_per_execution": 1}
     report = tmp_path / "reports" / "tagging" / "straight"
     metrics = json.loads((report / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["reproducibility"]["device"]["batching"] == ("mode tokens, batch_tokens 24, "
-                                                               "xla False, length_multiple 1")
+                                                               "xla False, length_multiple 1, "
+                                                               "steps_per_execution 1")
     stats = metrics["batching"]
     assert stats["mode"] == "tokens" and stats["mean_padded_tokens_per_batch"] <= 24
     assert stats["batches_per_epoch"] < 30 / 2  # several sentences a batch

@@ -168,9 +168,11 @@ def test_sentiment_with_xla_is_deterministic_and_says_so(tiny_sentiment, tmp_pat
     assert _iterations(tmp_path / "a" / "checkpoints" / "epoch-002.keras") == 16
     run = json.loads((tmp_path / "a" / "run.json").read_text(encoding="utf-8"))
     assert run["batching"]["xla"] is True and run["batching"]["length_multiple"] == 4
+    assert run["batching"]["steps_per_execution"] == 3
     report = (tmp_path / "reports" / "sentiment" / "a" / "report.md").read_text("utf-8")
     assert "Steps compiled with XLA" in report
     assert "Lengths padded up to a multiple of 4" in report
+    assert "3 steps a call" in report
 
 
 @pytest.mark.slow

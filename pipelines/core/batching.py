@@ -113,6 +113,7 @@ def describe_batching(train_cfg):
         return {"mode": "streams", "batch_size": train_cfg.batch_size,
                 "chunk_length": train_cfg.chunk_length, **compiled}
     compiled["length_multiple"] = length_multiple(train_cfg)
+    compiled["steps_per_execution"] = int(getattr(train_cfg, "steps_per_execution", 1))
     if budget:
         return {"mode": "tokens", "batch_tokens": int(budget), **compiled}
     return {"mode": "examples", "batch_size": train_cfg.batch_size,

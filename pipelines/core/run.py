@@ -48,6 +48,9 @@ def _batching_text(info):
     padding = (f" Lengths padded up to a multiple of {multiple} (`train.length_multiple`)."
                if multiple > 1 else "")
     xla = " Steps compiled with XLA (`train.xla`)." if info.get("xla") else ""
+    calls = info.get("steps_per_execution", 1)
+    if calls > 1:
+        xla += f" {calls} steps a call (`train.steps_per_execution`)."
     return (f" Batches: {rule}; {info['batches_per_epoch']:,} an epoch, "
             f"{info['mean_examples_per_batch']:.1f} examples and "
             f"{info['mean_real_tokens_per_batch']:,.0f} real tokens a batch on average."
