@@ -94,7 +94,7 @@ def test_the_xla_step_is_compiled_and_equals_the_graph_step():
     import keras
 
     from elman.config import TrainConfig
-    from elman.core.train import graph_mode, use_xla
+    from elman.core.compiled import graph_mode, use_xla
     from elman.models.fused_optimizers import FusedAdam
     from elman.models.sentiment_classifier import SentimentClassifier
 
@@ -131,7 +131,7 @@ def test_a_layer_xla_cannot_compile_is_one_clear_error():
     import keras
 
     from elman.config import TrainConfig
-    from elman.core.train import use_xla
+    from elman.core.compiled import use_xla
 
     class NoXla(keras.layers.Layer):
         def __init__(self):

@@ -55,7 +55,7 @@ def pipeline_vs_reference(ids, labels, lengths, vocab, rounds, ref_batches, dims
 
     from elman.config import TrainConfig, length_multiple
     from elman.core.batching import dataset_from_plan, plan_epoch, plan_tokens
-    from elman.core.train import use_xla
+    from elman.core.compiled import use_xla
 
     embedding_dim, units, hidden, batch = dims
     y = tf.constant(labels, tf.int32)

@@ -108,12 +108,12 @@ def describe_batching(train_cfg):
     from elman.config import length_multiple
 
     budget = getattr(train_cfg, "batch_tokens", 0)
-    compiled = {"xla": bool(getattr(train_cfg, "xla", False))}
     if hasattr(train_cfg, "chunk_length"):  # the language model's TBPTT streams
         return {"mode": "streams", "batch_size": train_cfg.batch_size,
-                "chunk_length": train_cfg.chunk_length, **compiled}
-    compiled["length_multiple"] = length_multiple(train_cfg)
-    compiled["steps_per_execution"] = int(getattr(train_cfg, "steps_per_execution", 1))
+                "chunk_length": train_cfg.chunk_length}
+    compiled = {"xla": bool(getattr(train_cfg, "xla", False)),
+                "length_multiple": length_multiple(train_cfg),
+                "steps_per_execution": int(getattr(train_cfg, "steps_per_execution", 1))}
     if budget:
         return {"mode": "tokens", "batch_tokens": int(budget), **compiled}
     return {"mode": "examples", "batch_size": train_cfg.batch_size,

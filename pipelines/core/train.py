@@ -21,6 +21,7 @@ import numpy as np
 from elman.config import length_multiple
 from elman.core.batching import dataset_from_plan, plan_stats, plan_training
 from elman.core.checkpoints import commit_epoch, read_state  # noqa: F401 (read_state: public here too)
+from elman.core.compiled import fit_each_epoch, graph_mode, use_xla
 from elman.core.html import write_text_atomic
 from elman.errors import UserError
 
@@ -340,35 +341,6 @@ def batching_summary(lengths, cfg, strategy=None, log=None):
     return info
 
 
-def use_xla(model, cfg, log=print):
-    """Compiles the model's train, test and predict steps with XLA when `cfg.xla` is on.
-
-    Keras turns XLA off whenever op determinism is enabled (which every elman run
-    enables), because not every op has a deterministic XLA version; on the CPU
-    XLA's programs are deterministic (`tests/test_xla.py` checks two runs of one seed
-    for equal weights), so elman sets the flag itself, after Keras' other check that
-    every layer supports XLA. Programs are compiled per batch shape on first use.
-    """
-    if not getattr(cfg, "xla", False):
-        return
-    unsupported = sorted({type(layer).__name__ for layer in model._flatten_layers()
-                          if not layer.supports_jit})
-    if unsupported:
-        raise UserError(f"train.xla: these layers cannot be compiled with XLA: "
-                        f"{', '.join(unsupported)}; set train.xla = false")
-    model._jit_compile = True  # Keras' setter refuses it under op determinism
-    model.train_function = model.test_function = model.predict_function = None
-    log("train.xla: the training and validation steps are compiled with XLA, once per "
-        "batch shape")
-
-
-def graph_mode(model):
-    """Turns `use_xla` off again (a no-op for a model that never had it on)."""
-    if getattr(model, "_jit_compile", None):
-        model._jit_compile = False
-        model.train_function = model.test_function = model.predict_function = None
-
-
 def restore_checkpoint(ckpt_dir, state, custom_objects=None, log=print):
     """The model of the last committed epoch, with its dropout seed states (safe mode)."""
     from elman import models
@@ -393,8 +365,7 @@ def _run_epochs(model, features, targets, lengths, validation, cfg, run_dir, sta
     replicas = _replicas(getattr(model, "_distribute_strategy", None))  # built under it
     plans = [plan_training(lengths, cfg, e, replicas) for e in range(start, cfg.epochs)]
     steps = len(plans[0])
-    dataset = dataset_from_plan(features, targets, [b for p in plans for b in p],
-                                multiple=length_multiple(cfg))
+    multiple = length_multiple(cfg)
     epoch_callbacks = [_EvaluateAveraged(), committer]  # also run by fit_epochs
     if epoch_scores is not None:
         epoch_callbacks.insert(1, _EpochScores(epoch_scores))
@@ -402,22 +373,17 @@ def _run_epochs(model, features, targets, lengths, validation, cfg, run_dir, sta
     if tensorboard and chief:
         callbacks.append(keras.callbacks.TensorBoard(log_dir=str(run_dir / "logs" / "tb"),
                                                      write_graph=False))
+    if getattr(cfg, "steps_per_execution", 1) > 1 and multi_worker_strategy is None:
+        fit_each_epoch(model, (dataset_from_plan(features, targets, p, multiple=multiple)
+                               for p in plans), start, cfg, validation, callbacks)
+        return
+    dataset = dataset_from_plan(features, targets, [b for p in plans for b in p],
+                                multiple=multiple)
     if multi_worker_strategy is not None:  # model.fit is broken there (Keras 3)
         from elman.core.multi_worker import fit_epochs
 
         fit_epochs(model, multi_worker_strategy, dataset, steps, start, cfg.epochs, validation,
                    epoch_callbacks, log, run_dir / "logs" / "tb" if tensorboard else None)
-    elif getattr(cfg, "steps_per_execution", 1) > 1:
-        # several steps a call: one fit per epoch on that epoch's batches alone, so the
-        # last call of an epoch runs short instead of taking the next epoch's batches
-        model.steps_per_execution = cfg.steps_per_execution
-        for epoch, plan in zip(range(start, cfg.epochs), plans):
-            model.fit(dataset_from_plan(features, targets, plan,
-                                        multiple=length_multiple(cfg)),
-                      epochs=epoch + 1, initial_epoch=epoch, validation_data=validation,
-                      callbacks=callbacks, shuffle=False, verbose=progress_mode())
-            if model.stop_training:
-                break
     else:
         _build_before_fit(model, dataset)
         model.fit(dataset, epochs=cfg.epochs, initial_epoch=start, steps_per_epoch=steps,
