@@ -85,3 +85,50 @@ def add_gradients(first, second):
             tf.concat([first.indices, tf.cast(second.indices, first.indices.dtype)], 0),
             first.dense_shape)
     return tf.convert_to_tensor(first) + tf.convert_to_tensor(second)
+
+
+class AdversarialTraining:
+    """A mixin for a `keras.Model` with an `EmbeddingPerturbation` layer named
+    "adversarial" and an `adversarial` attribute (ε; 0 turns the step off).
+
+    Used by the sentiment classifier and the sequence tagger: whatever the model's
+    loss (cross-entropy, the CRF's negative log-likelihood), the step is the same.
+    """
+
+    def train_step(self, data):
+        """Keras' step, plus the adversarial loss when `adversarial` > 0.
+
+        The loss minimised is the clean loss plus the loss of the same batch with its
+        vectors moved by `adversarial_direction`; the reported `loss` is the clean one,
+        so learning curves compare with runs without it.
+
+        Two backward passes: one over the clean loss gives both the gradient with
+        respect to the vectors and the clean weight gradient; one over the perturbed
+        loss gives its weight gradient (the perturbation is a constant).
+        """
+        if not self.adversarial:
+            return super().train_step(data)
+        import tensorflow as tf
+
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        noise = self.get_layer("adversarial")
+        weights = self.trainable_weights
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
+            vectors, mask = noise.seen()
+            scaled = self.optimizer.scale_loss(loss)
+        gradient, *clean = tape.gradient(scaled, [vectors, *weights])
+        delta = adversarial_direction(vectors, gradient, mask, self.adversarial)
+        with tf.GradientTape() as tape:
+            with noise.perturbed(delta):
+                moved = self(x, training=True)
+            scaled = self.optimizer.scale_loss(
+                self.compute_loss(x, y, moved, sample_weight, training=True))
+        gradients = [add_gradients(a, b) for a, b in zip(clean, tape.gradient(scaled, weights))]
+        self.optimizer.apply_gradients(zip(gradients, weights))
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync  # undo the loss scaling
+        for metric in self.metrics:
+            if metric.name == "loss":
+                metric.update_state(loss * replicas, sample_weight=tf.shape(y)[0])
+        return self.compute_metrics(x, y, y_pred, sample_weight)

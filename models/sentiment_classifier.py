@@ -2,7 +2,7 @@
 
 import keras
 
-from elman.models.adversarial import EmbeddingPerturbation, add_gradients, adversarial_direction
+from elman.models.adversarial import AdversarialTraining, EmbeddingPerturbation
 from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
 from elman.models.encoders import RecurrentEncoder
 from elman.models.masked_pooling import MaskedPooling
@@ -12,7 +12,7 @@ from elman.models.word_dropout import WordDropout
 
 
 @keras.saving.register_keras_serializable(package="elman")
-class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
+class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras.Model):
     """A text classifier over token ids (0 = padding), binary or multi-class.
 
     Args:
@@ -146,44 +146,6 @@ class SentimentClassifier(EmbeddingInitializerConfig, keras.Model):
         self.adversarial = float(adversarial)
         self.bigram_pairs = None if bigram_pairs is None else [int(c) for c in bigram_pairs]
         self.bigram_dim = bigram_dim
-
-    def train_step(self, data):
-        """Keras' step, plus the adversarial loss when `adversarial` > 0.
-
-        The loss minimised is the clean loss plus the loss of the same batch with its
-        word vectors moved by `adversarial_direction`; the reported `loss` is the clean
-        one, so learning curves compare with runs without it.
-
-        Two backward passes: one over the clean loss gives both the gradient with
-        respect to the word vectors and the clean weight gradient; one over the
-        perturbed loss gives its weight gradient (the perturbation is a constant).
-        """
-        if not self.adversarial:
-            return super().train_step(data)
-        import tensorflow as tf
-
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-        noise = self.get_layer("adversarial")
-        weights = self.trainable_weights
-        with tf.GradientTape() as tape:
-            y_pred = self(x, training=True)
-            loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
-            vectors, mask = noise.seen()
-            scaled = self.optimizer.scale_loss(loss)
-        gradient, *clean = tape.gradient(scaled, [vectors, *weights])
-        delta = adversarial_direction(vectors, gradient, mask, self.adversarial)
-        with tf.GradientTape() as tape:
-            with noise.perturbed(delta):
-                moved = self(x, training=True)
-            scaled = self.optimizer.scale_loss(
-                self.compute_loss(x, y, moved, sample_weight, training=True))
-        gradients = [add_gradients(a, b) for a, b in zip(clean, tape.gradient(scaled, weights))]
-        self.optimizer.apply_gradients(zip(gradients, weights))
-        replicas = tf.distribute.get_strategy().num_replicas_in_sync  # undo the loss scaling
-        for metric in self.metrics:
-            if metric.name == "loss":
-                metric.update_state(loss * replicas, sample_weight=tf.shape(y)[0])
-        return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def get_config(self):
         return {

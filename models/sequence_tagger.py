@@ -3,6 +3,7 @@ or CRF head."""
 
 import keras
 
+from elman.models.adversarial import AdversarialTraining, EmbeddingPerturbation
 from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
 from elman.models.crf import CRF
 from elman.models.encoders import RecurrentEncoder
@@ -71,7 +72,7 @@ def _check_arguments(vocabulary_size, num_tags, embedding_dim, head, char_featur
 
 
 @keras.saving.register_keras_serializable(package="elman")
-class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
+class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Model):
     """Tags each word of a sentence: embeddings → (Bi)LSTM/GRU → softmax or CRF.
 
     Inputs are word ids [batch, length] (0 = padding, right padded), or with any
@@ -128,6 +129,10 @@ class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
         shape_vocabulary_size: int or None, number of shape ids (padding included);
             None: no `"shapes"` input. Default None.
         shape_embedding_dim: int, shape embedding size. Default 5.
+        adversarial: float, adversarial training (elman.models.adversarial): each step
+            also trains on the sentences with each word's joined feature vector (word,
+            chars, bigrams, shape) moved up the loss gradient by this fraction of the
+            sentence's norm. 0 (the default) turns it off.
 
     Example:
 
@@ -146,7 +151,9 @@ class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
                  char_units=25, tag_names=None, constraint=None,
                  embeddings_initializer="uniform", embedding_trainable=True, word_dropout=0.0,
                  recurrent_dropout=0.0, bigram_vocabulary_size=None, bigram_embedding_dim=50,
-                 shape_vocabulary_size=None, shape_embedding_dim=5, **kwargs):
+                 shape_vocabulary_size=None, shape_embedding_dim=5, adversarial=0.0, **kwargs):
+        if not adversarial >= 0.0:
+            raise ValueError(f"Expected adversarial >= 0. Received: adversarial={adversarial!r}")
         _check_arguments(vocabulary_size, num_tags, embedding_dim, head, char_features,
                          char_vocabulary_size, constraint, dropout, word_dropout,
                          sizes=(("bigram_embedding_dim", bigram_embedding_dim),
@@ -196,6 +203,8 @@ class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
             x = JoinWordFeatures(name=name)([x, *extra])
         else:
             inputs = words
+        if adversarial:  # moves each word's joined vector (word, chars, bigrams, shape)
+            x = EmbeddingPerturbation(name="adversarial")(x)
         if dropout:
             x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
         x = encoder(x)
@@ -228,6 +237,7 @@ class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
         self.bigram_embedding_dim = bigram_embedding_dim
         self.shape_vocabulary_size = shape_vocabulary_size
         self.shape_embedding_dim = shape_embedding_dim
+        self.adversarial = float(adversarial)
 
     def decode(self, potentials, mask):
         """Tag ids [batch, length] (int32, 0 at padding) from potentials and mask.
@@ -328,4 +338,5 @@ class SequenceTagger(EmbeddingInitializerConfig, keras.Model):
             "bigram_embedding_dim": self.bigram_embedding_dim,
             "shape_vocabulary_size": self.shape_vocabulary_size,
             "shape_embedding_dim": self.shape_embedding_dim,
+            "adversarial": self.adversarial,
         }

@@ -350,6 +350,16 @@ def _check_batching(config, source=None):
                             "train.strategy = \"default\"", path=source)
 
 
+def check_adversarial_strategy(config):
+    """Adversarial training runs in the model's own train_step, which the multi-worker
+    loop (elman.core.multi_worker) does not call: refused there, before any data is read."""
+    if (getattr(config.embedding, "adversarial", 0.0)
+            and config.train.strategy == "multi-worker"):
+        raise UserError("embedding.adversarial is not available with train.strategy "
+                        "'multi-worker': that strategy's training loop does not run the "
+                        "model's adversarial step; use 'mirrored' or 'default'")
+
+
 def length_multiple(train_cfg):
     """The multiple batch lengths are padded up to: `train.length_multiple`, or 4 with
     `train.xla` and 1 without when it is 0."""

@@ -54,43 +54,55 @@ def _loss_and_grads(model, ids, y):
                          tape.gradient(loss, model.trainable_weights)]
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
-def test_a_training_step_minimises_clean_plus_adversarial_loss(cell):
-    ids, y = _batch()
+def check_one_step(build, x, y, loss_and_grads, embedding, compile_kwargs):
+    """Trains `build(adversarial=0.3)` on one batch with SGD and checks every weight
+    against the oracle: a plain model's clean gradient plus the gradient of a plain
+    model whose embedding rows (layer `embedding`) were moved by the NumPy direction.
+
+    `loss_and_grads(model, x, y)` gives (loss, gradients) of a plain model.
+    """
     epsilon, lr = 0.3, 0.5
-    keras.utils.set_random_seed(1)
-    model = SentimentClassifier(30, 2, cell=cell, adversarial=epsilon, **SMALL)
-    plain = SentimentClassifier(30, 2, cell=cell, **SMALL)
+    model = build(adversarial=epsilon)
+    plain = build()
     plain.set_weights(model.get_weights())
     start = model.get_weights()
     before = {w.path: w.numpy().copy() for w in model.trainable_weights}
 
     # clean loss and gradients; the per-position vector gradient is the embedding
     # matrix's gradient row for that position's (unique) id
-    clean_loss, clean = _loss_and_grads(plain, ids, y)
+    ids = x["words"] if isinstance(x, dict) else x
+    clean_loss, clean = loss_and_grads(plain, x, y)
     names = [w.path for w in plain.trainable_weights]
-    embeddings = plain.get_layer("embedding").embeddings
+    embeddings = plain.get_layer(embedding).embeddings
     rows = clean[names.index(embeddings.path)].numpy()
     matrix = embeddings.numpy()
     mask = ids != 0
     delta = _numpy_direction(matrix[ids], rows[ids], mask, epsilon)
 
-    shifted = SentimentClassifier(30, 2, cell=cell, **SMALL)
+    shifted = build()
     shifted.set_weights(start)
     moved = matrix.copy()
     moved[ids[mask]] += delta[mask]
-    shifted.get_layer("embedding").embeddings.assign(moved)
-    adversarial_loss, adversarial = _loss_and_grads(shifted, ids, y)
+    shifted.get_layer(embedding).embeddings.assign(moved)
+    adversarial_loss, adversarial = loss_and_grads(shifted, x, y)
     assert adversarial_loss > clean_loss  # the step goes up the loss
 
-    model.compile(optimizer=keras.optimizers.SGD(learning_rate=lr),
-                  loss="sparse_categorical_crossentropy")
-    reported = model.train_on_batch(ids, y)
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=lr), **compile_kwargs)
+    reported = model.train_on_batch(x, y)
     assert reported == pytest.approx(clean_loss, rel=1e-5)  # the clean loss is reported
     assert [w.path for w in model.trainable_weights] == names
     for w, g1, g2 in zip(model.trainable_weights, clean, adversarial):
         np.testing.assert_allclose(w.numpy(), before[w.path] - lr * (g1.numpy() + g2.numpy()),
                                    atol=2e-6, err_msg=w.path)
+    return names
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_a_training_step_minimises_clean_plus_adversarial_loss(cell):
+    ids, y = _batch()
+    keras.utils.set_random_seed(1)
+    check_one_step(lambda **kw: SentimentClassifier(30, 2, cell=cell, **SMALL, **kw), ids, y,
+                   _loss_and_grads, "embedding", {"loss": "sparse_categorical_crossentropy"})
 
 
 def test_it_is_the_identity_at_inference_and_survives_safe_mode(tmp_path):
@@ -167,15 +179,72 @@ def test_two_replicas_take_the_same_step_as_one_device():
     assert out["diff"] < 1e-5
 
 
-def test_multi_worker_refuses_it_before_reading_data(tmp_path):
+@pytest.mark.parametrize("task, missing", [("sentiment", "missing.csv"),
+                                           ("tagging", "missing.conll")])
+def test_multi_worker_refuses_it_before_reading_data(tmp_path, task, missing):
     from elman import config as config_lib
     from elman.errors import UserError
     from elman import tasks
     from elman.core.run import run
 
-    cfg = config_lib.load_config("sentiment", overrides=[
+    cfg = config_lib.load_config(task, overrides=[
         "embedding.adversarial=0.1", "train.strategy=multi-worker",
-        f"data.train={tmp_path / 'missing.csv'}"])
+        f"data.train={tmp_path / missing}"])
     with pytest.raises(UserError, match="not available with train.strategy 'multi-worker'"):
-        run(tasks.get("sentiment"), cfg, tmp_path / "run", tmp_path / "reports")
+        run(tasks.get(task), cfg, tmp_path / "run", tmp_path / "reports")
     assert not (tmp_path / "run").exists()
+
+
+TAGGER = dict(embedding_dim=6, units=5, dropout=0.0)
+
+
+def _tagger_loss_and_grads(model, ids, tags):
+    with tf.GradientTape() as tape:
+        loss = model.compute_loss(ids, tags, model(ids, training=True), training=True)
+    return float(loss), [tf.convert_to_tensor(g) for g in
+                         tape.gradient(loss, model.trainable_weights)]
+
+
+@pytest.mark.parametrize("head", ["softmax", "crf"])
+def test_the_tagger_step_minimises_clean_plus_adversarial_loss(head):
+    """The same oracle for SequenceTagger (the shared AdversarialTraining step): its
+    loss, token cross-entropy or the CRF's negative log-likelihood, is its own."""
+    from elman.models.sequence_tagger import SequenceTagger
+
+    ids, _ = _batch()
+    tags = (np.arange(ids.size).reshape(ids.shape) % 3).astype("int32")
+    keras.utils.set_random_seed(4)
+    names = check_one_step(lambda **kw: SequenceTagger(30, 3, head=head, **TAGGER, **kw),
+                           ids, tags, _tagger_loss_and_grads, "word_embedding", {})
+    assert len(names) > 4 and (head == "softmax" or any("crf" in n for n in names))
+
+
+def test_the_tagger_perturbs_every_joined_feature_and_is_the_identity_at_inference(tmp_path):
+    from elman import models
+    from elman.models.sequence_tagger import SequenceTagger
+
+    ids, _ = _batch()
+    chars = (np.arange(ids.size * 3).reshape(*ids.shape, 3) % 11 + 1).astype("int32")
+    chars[ids == 0] = 0
+    x = {"words": ids, "chars": chars}
+    settings = dict(TAGGER, head="crf", char_features="cnn", char_vocabulary_size=12,
+                    char_embedding_dim=4, char_units=3)
+    keras.utils.set_random_seed(5)
+    model = SequenceTagger(30, 3, adversarial=0.2, **settings)
+    plain = SequenceTagger(30, 3, **settings)
+    plain.set_weights(model.get_weights())
+    # the perturbed vectors are the joined word + char vectors (6 + 3 wide)
+    model(x, training=False)
+    vectors, mask = model.get_layer("adversarial").seen()
+    assert tuple(vectors.shape) == (4, 5, 9)
+    np.testing.assert_array_equal(np.asarray(mask), ids != 0)
+    np.testing.assert_array_equal(model.predict(x, verbose=0), plain.predict(x, verbose=0))
+    path = tmp_path / "tagger.keras"
+    model.save(path)
+    models.import_all()
+    loaded = keras.saving.load_model(path, safe_mode=True)
+    assert loaded.adversarial == 0.2
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    with pytest.raises(ValueError, match="adversarial >= 0"):
+        SequenceTagger(30, 3, adversarial=-1.0, **TAGGER)
+

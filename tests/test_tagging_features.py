@@ -207,7 +207,8 @@ def test_the_vocabularies_round_trip_through_the_run_folder(tmp_path):
 
 
 def train_zh_with_features(tmp_path, epochs=1):
-    """Trains on data/tagging/zh with both features on; returns (run folder, args)."""
+    """Trains on data/tagging/zh with both features and adversarial training on; returns
+    the run folder."""
     data = ROOT / "data" / "tagging" / "zh"
     run = tmp_path / "run"
     args = ["train", "tagging", "--data", data / "train.txt",
@@ -215,7 +216,7 @@ def train_zh_with_features(tmp_path, epochs=1):
             "--reports", tmp_path / "reports", *TINY, "--set", f"train.epochs={epochs}",
             "--set", "chars.features=none", "--set", "features.bigrams=true",
             "--set", "features.bigram_dim=4", "--set", "features.shape=true",
-            "--set", "features.shape_dim=2"]
+            "--set", "features.shape_dim=2", "--set", "embedding.adversarial=0.1"]
     assert cli.main([str(a) for a in args]) == 0
     return run
 
@@ -247,6 +248,7 @@ def test_trained_with_bigrams_and_shape_the_saved_model_tags_like_elman_predict(
     metrics = json.loads((tmp_path / "reports" / "tagging" / "run" / "metrics.json")
                          .read_text(encoding="utf-8"))
     assert "no char features + bigrams 2×4 + shape 2 →" in metrics["model"]
+    assert "adversarial training ε 0.1" in metrics["model"]
     fresh = subprocess.run([sys.executable, "-c", FRESH_LOAD, str(run), json.dumps(texts)],
                            cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert fresh.returncode == 0, fresh.stderr[-2000:]

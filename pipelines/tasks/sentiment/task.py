@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 
+from elman.config import check_adversarial_strategy
 from elman.core import data as data_stage
 from elman.core import report as rep
 from elman.core.html import write_text_atomic
@@ -126,10 +127,7 @@ class SentimentTask(Task):
             raise UserError("features.bigrams widens the encoder's input, so a pretrained "
                             "encoder does not fit it; use pretrain.transfer = \"embedding\" "
                             "or features.bigrams = false")
-        if cfg.embedding.adversarial and cfg.train.strategy == "multi-worker":
-            raise UserError("embedding.adversarial is not available with train.strategy "
-                            "'multi-worker': that strategy's training loop does not run the "
-                            "classifier's adversarial step; use 'mirrored' or 'default'")
+        check_adversarial_strategy(cfg)
 
     def load_data(self, cfg):
         splits = load_data(cfg)

@@ -72,6 +72,9 @@ class TaggingEmbeddingConfig:
     pretrained: str = ""  # word2vec/GloVe text file; empty: random initialisation
     trainable: bool = True  # fine-tune the embedding during training
     word_dropout: float = 0.0  # share of words fed as OOV while training (trains the OOV vector)
+    adversarial: float = 0.0  # adversarial training: each step also trains on the sentences
+    # with each word's joined vector (word, chars, bigrams, shape) moved up the loss
+    # gradient by this fraction of the sentence's norm; 0: off
 
 
 @dataclasses.dataclass(frozen=True)

@@ -153,7 +153,8 @@ def build_model(cfg, vocab):
         bigram_vocabulary_size=len(vocab.bigrams) if features.bigrams else None,
         bigram_embedding_dim=features.bigram_dim,
         shape_vocabulary_size=len(SHAPES) if features.shape else None,
-        shape_embedding_dim=features.shape_dim, name="sequence_tagger")
+        shape_embedding_dim=features.shape_dim, adversarial=cfg.embedding.adversarial,
+        name="sequence_tagger")
     model.compile(
         optimizer=adam(cfg.train),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
@@ -176,4 +177,6 @@ def describe_model(cfg, params=None):
     text = (f"word embedding {cfg.embedding.dim} + {chars}{extra} → {enc.num_layers}×"
             f"{'Bi' if enc.bidirectional else ''}{enc.cell.upper()}({enc.units}) → "
             f"{cfg.head.type.upper() if cfg.head.type == 'crf' else 'softmax'}")
+    if cfg.embedding.adversarial:
+        text += f", adversarial training ε {cfg.embedding.adversarial:g}"
     return text + (f", {params:,} parameters" if params is not None else "")

@@ -20,6 +20,7 @@ same splitting and tags as `elman predict`.
 
 import dataclasses
 
+from elman.config import check_adversarial_strategy
 from elman.core.run import train_metrics
 from elman.errors import UserError
 from elman.tasks.base import Fitted, ReportParts, Task
@@ -76,6 +77,7 @@ class TaggingTask(Task):
                 raise UserError(f"{key} must be between 1 and 16,384; got {value:,}")
         if cfg.head.type != "crf" and cfg.head.constraint == "BIO":
             raise UserError("head.constraint applies to the CRF head only (head.type = \"crf\")")
+        check_adversarial_strategy(cfg)
 
     def load_data(self, cfg):
         splits, self.scheme = load_splits(cfg.data, cfg.train.seed)
