@@ -54,12 +54,12 @@ def _loss_and_grads(model, ids, y):
                          tape.gradient(loss, model.trainable_weights)]
 
 
-def check_one_step(build, x, y, loss_and_grads, embedding, compile_kwargs):
+def check_one_step(build, ids, y, loss_and_grads, embedding, compile_kwargs):
     """Trains `build(adversarial=0.3)` on one batch with SGD and checks every weight
     against the oracle: a plain model's clean gradient plus the gradient of a plain
     model whose embedding rows (layer `embedding`) were moved by the NumPy direction.
 
-    `loss_and_grads(model, x, y)` gives (loss, gradients) of a plain model.
+    `loss_and_grads(model, ids, y)` gives (loss, gradients) of a plain model.
     """
     epsilon, lr = 0.3, 0.5
     model = build(adversarial=epsilon)
@@ -70,8 +70,7 @@ def check_one_step(build, x, y, loss_and_grads, embedding, compile_kwargs):
 
     # clean loss and gradients; the per-position vector gradient is the embedding
     # matrix's gradient row for that position's (unique) id
-    ids = x["words"] if isinstance(x, dict) else x
-    clean_loss, clean = loss_and_grads(plain, x, y)
+    clean_loss, clean = loss_and_grads(plain, ids, y)
     names = [w.path for w in plain.trainable_weights]
     embeddings = plain.get_layer(embedding).embeddings
     rows = clean[names.index(embeddings.path)].numpy()
@@ -84,11 +83,11 @@ def check_one_step(build, x, y, loss_and_grads, embedding, compile_kwargs):
     moved = matrix.copy()
     moved[ids[mask]] += delta[mask]
     shifted.get_layer(embedding).embeddings.assign(moved)
-    adversarial_loss, adversarial = loss_and_grads(shifted, x, y)
+    adversarial_loss, adversarial = loss_and_grads(shifted, ids, y)
     assert adversarial_loss > clean_loss  # the step goes up the loss
 
     model.compile(optimizer=keras.optimizers.SGD(learning_rate=lr), **compile_kwargs)
-    reported = model.train_on_batch(x, y)
+    reported = model.train_on_batch(ids, y)
     assert reported == pytest.approx(clean_loss, rel=1e-5)  # the clean loss is reported
     assert [w.path for w in model.trainable_weights] == names
     for w, g1, g2 in zip(model.trainable_weights, clean, adversarial):
