@@ -27,7 +27,8 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         recurrent_dropout: float, variational dropout on the recurrent state (disables
             cuDNN). Default 0.0.
         merge_mode: str, how directions merge. Default "concat".
-        pooling: str, "last" (final states), "max" or "mean" over positions. Default "last".
+        pooling: str, "last" (final states), "max" or "mean" over positions, or
+            "max-mean" (the two joined). Default "last".
         hidden: int, dense layer before the softmax (0 for none). Default 64.
         head_dropout: float, dropout before the softmax. Default 0.3.
         embeddings_initializer: initializer for the embedding. Default "uniform".
@@ -71,8 +72,8 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                  **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
-        if pooling not in ("last", "max", "mean"):
-            raise ValueError("Expected pooling to be one of {'last', 'max', 'mean'}. "
+        if pooling not in ("last", "max", "mean", "max-mean"):
+            raise ValueError("Expected pooling to be one of {'last', 'max', 'mean', 'max-mean'}. "
                              f"Received: pooling={pooling!r}")
         if char_features not in ("none", "cnn", "lstm"):
             raise ValueError("Expected char_features to be one of {'none', 'cnn', 'lstm'}. "

@@ -41,9 +41,15 @@ def test_masked_pooling_matches_numpy():
     np.testing.assert_allclose(mean[0], x[0, :2].mean(0))
     np.testing.assert_allclose(maxi[0], x[0, :2].max(0))
     np.testing.assert_allclose(mean[1], x[1].mean(0))
+    both = MaskedPooling("max-mean")(x, mask=mask)  # padded steps hold the largest values
+    np.testing.assert_allclose(both[0], np.concatenate([x[0, :2].max(0), x[0, :2].mean(0)]))
+    np.testing.assert_allclose(both[1], np.concatenate([x[1].max(0), x[1].mean(0)]))
+    assert MaskedPooling("max-mean").compute_output_shape((2, 4, 3)) == (2, 6)
+    with pytest.raises(ValueError, match="Received: mode='min'"):
+        MaskedPooling("min")
 
 
-@pytest.mark.parametrize("pooling", ["last", "max", "mean"])
+@pytest.mark.parametrize("pooling", ["last", "max", "mean", "max-mean"])
 def test_classifier_config_and_save_round_trip(tmp_path, pooling):
     model = SentimentClassifier(30, 3, embedding_dim=4, units=3, num_layers=2,
                                 pooling=pooling, hidden=5, word_dropout=0.1, unk_dropout=0.2)

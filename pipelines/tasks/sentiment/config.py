@@ -11,7 +11,8 @@ from elman.config import (CharsConfig, DataConfig, EmbeddingConfig, EncoderConfi
 class SentimentHeadConfig:
     """The sentiment classifier's head."""
 
-    pooling: str = "last"  # last (final states), max or mean over positions
+    pooling: str = "last"  # last (final states), max or mean over positions, or max-mean
+    # (both joined)
     hidden: int = 64  # dense layer size before the softmax; 0 for none
     dropout: float = 0.3  # dropout before the softmax
 
@@ -54,7 +55,7 @@ class SentimentConfig:
     """Everything a sentiment run needs."""
 
     choices: typing.ClassVar[dict] = {  # allowed values of this task's own string settings
-        "head.pooling": ("last", "max", "mean"),
+        "head.pooling": ("last", "max", "mean", "max-mean"),
         "pretrain.transfer": ("embedding-encoder", "embedding"),
     }
 
