@@ -5,6 +5,11 @@ vectors, moves the vectors a small step up that gradient, and trains on the move
 sentence as well as the clean one. The step is `epsilon` times the norm of the
 sentence's own vectors (Frobenius norm over its real words), so a model cannot escape
 it by growing its embedding.
+
+Virtual adversarial training (Miyato et al. 2016, 2017) needs no label: it moves the
+vectors the way that changes the model's prediction most (one power iteration on the
+divergence, from a random start) and trains the moved prediction towards the clean
+one.
 """
 
 import contextlib
@@ -87,26 +92,73 @@ def add_gradients(first, second):
     return tf.convert_to_tensor(first) + tf.convert_to_tensor(second)
 
 
+VIRTUAL_XI = 0.01  # the power iteration's probe: this fraction of each sentence's norm
+
+
+def divergence(target, probabilities):
+    """KL(target ‖ probabilities) over the last axis, averaged over the batch."""
+    ops = keras.ops
+    target = ops.cast(target, "float32")
+    probabilities = ops.cast(probabilities, "float32")
+    tiny = 1e-7
+    terms = target * (ops.log(ops.maximum(target, tiny))
+                      - ops.log(ops.maximum(probabilities, tiny)))
+    return ops.mean(ops.sum(terms, axis=-1))
+
+
 class AdversarialTraining:
     """A mixin for a `keras.Model` with an `EmbeddingPerturbation` layer named
     "adversarial" and an `adversarial` attribute (ε; 0 turns the step off).
 
     Used by the sentiment classifier and the sequence tagger: whatever the model's
     loss (cross-entropy, the CRF's negative log-likelihood), the step is the same.
+    A model whose output is a probability distribution over its last axis (the
+    sentiment classifier) may also set `virtual_adversarial` (ε of the virtual
+    adversarial loss; 0 or absent turns it off).
     """
 
+    def virtual_noise(self, shape):
+        """The power iteration's random start: standard normal, drawn from the step
+        count, so a run with one seed draws the same starts."""
+        import tensorflow as tf
+
+        step = tf.cast(self.optimizer.iterations, "int32")
+        return tf.random.stateless_normal(shape, seed=tf.stack([tf.constant(7919), step]))
+
+    def virtual_direction(self, x, vectors, mask, epsilon):
+        """The virtual adversarial perturbation of `vectors`: epsilon · ‖sentence‖ along
+        the gradient of KL(p(x) ‖ p(x moved by the probe)), the probe being a random
+        direction of length VIRTUAL_XI · ‖sentence‖. Both predictions are made in
+        inference mode, so dropout does not drown the divergence the probe causes."""
+        import tensorflow as tf
+
+        noise = self.get_layer("adversarial")
+        reference = keras.ops.stop_gradient(self(x, training=False))
+        start = self.virtual_noise(keras.ops.shape(vectors))
+        probe = adversarial_direction(vectors, start, mask, VIRTUAL_XI)
+        with tf.GradientTape() as tape:
+            tape.watch(probe)
+            with noise.perturbed(probe):
+                moved = self(x, training=False)
+            spread = divergence(reference, moved)
+        return adversarial_direction(vectors, tape.gradient(spread, probe), mask, epsilon)
+
     def train_step(self, data):
-        """Keras' step, plus the adversarial loss when `adversarial` > 0.
+        """Keras' step, plus the adversarial and virtual adversarial losses when their
+        ε (`adversarial`, `virtual_adversarial`) is above 0.
 
-        The loss minimised is the clean loss plus the loss of the same batch with its
-        vectors moved by `adversarial_direction`; the reported `loss` is the clean one,
-        so learning curves compare with runs without it.
+        The loss minimised is the clean loss, plus the loss of the same batch with its
+        vectors moved by `adversarial_direction`, plus KL(clean prediction ‖ prediction
+        with the vectors moved by `virtual_direction`), the clean prediction held
+        constant. The reported `loss` is the clean one, so learning curves compare with
+        runs without them.
 
-        Two backward passes: one over the clean loss gives both the gradient with
-        respect to the vectors and the clean weight gradient; one over the perturbed
-        loss gives its weight gradient (the perturbation is a constant).
+        One backward pass over the clean loss gives both the gradient with respect to
+        the vectors and the clean weight gradient; each extra loss adds one backward
+        pass for its weight gradient (its perturbation is a constant).
         """
-        if not self.adversarial:
+        virtual = getattr(self, "virtual_adversarial", 0.0)
+        if not self.adversarial and not virtual:
             return super().train_step(data)
         import tensorflow as tf
 
@@ -118,17 +170,29 @@ class AdversarialTraining:
             loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
             vectors, mask = noise.seen()
             scaled = self.optimizer.scale_loss(loss)
-        gradient, *clean = tape.gradient(scaled, [vectors, *weights])
-        delta = adversarial_direction(vectors, gradient, mask, self.adversarial)
-        with tf.GradientTape() as tape:
-            with noise.perturbed(delta):
-                moved = self(x, training=True)
-            scaled = self.optimizer.scale_loss(
-                self.compute_loss(x, y, moved, sample_weight, training=True))
-        gradients = [add_gradients(a, b) for a, b in zip(clean, tape.gradient(scaled, weights))]
+        gradient, *gradients = tape.gradient(scaled, [vectors, *weights])
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        if self.adversarial:
+            delta = adversarial_direction(vectors, gradient, mask, self.adversarial)
+            with tf.GradientTape() as tape:
+                with noise.perturbed(delta):
+                    moved = self(x, training=True)
+                scaled = self.optimizer.scale_loss(
+                    self.compute_loss(x, y, moved, sample_weight, training=True))
+            gradients = [add_gradients(a, b)
+                         for a, b in zip(gradients, tape.gradient(scaled, weights))]
+        if virtual:
+            delta = self.virtual_direction(x, vectors, mask, virtual)
+            target = keras.ops.stop_gradient(y_pred)
+            with tf.GradientTape() as tape:
+                with noise.perturbed(delta):
+                    moved = self(x, training=True)
+                # per replica, as compute_loss divides the batch mean by the replicas
+                scaled = self.optimizer.scale_loss(divergence(target, moved) / replicas)
+            gradients = [add_gradients(a, b)
+                         for a, b in zip(gradients, tape.gradient(scaled, weights))]
         self.optimizer.apply_gradients(zip(gradients, weights))
-        replicas = tf.distribute.get_strategy().num_replicas_in_sync  # undo the loss scaling
-        for metric in self.metrics:
+        for metric in self.metrics:  # undo the loss scaling
             if metric.name == "loss":
                 metric.update_state(loss * replicas, sample_weight=tf.shape(y)[0])
         return self.compute_metrics(x, y, y_pred, sample_weight)

@@ -54,6 +54,10 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             (elman.models.token_bigrams): each token's pair with the next one is
             embedded and joined to its vector (and moved with it by `adversarial`). None
             turns the feature off. Default None.
+        virtual_adversarial: float, virtual adversarial training on the same vectors
+            (elman.models.adversarial): each step also pulls the prediction for the
+            vectors moved this fraction of their norm, the way that changes it most,
+            towards the clean prediction. 0 turns it off. Default 0.0.
         bigram_dim: int, the pair embedding size. Default 50.
 
     Example:
@@ -69,7 +73,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                  unk_dropout=0.0, char_features="none", char_vocabulary_size=0,
                  char_embedding_dim=25, char_units=50, char_kernel_size=3,
                  recurrent_dropout=0.0, adversarial=0.0, bigram_pairs=None, bigram_dim=50,
-                 **kwargs):
+                 virtual_adversarial=0.0, **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
         if pooling not in ("last", "max", "mean", "max-mean"):
@@ -80,6 +84,9 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                              f"Received: char_features={char_features!r}")
         if not adversarial >= 0.0:
             raise ValueError(f"Expected adversarial >= 0. Received: adversarial={adversarial!r}")
+        if not virtual_adversarial >= 0.0:
+            raise ValueError("Expected virtual_adversarial >= 0. "
+                             f"Received: virtual_adversarial={virtual_adversarial!r}")
         if char_features != "none" and char_vocabulary_size < 3:
             raise ValueError("Expected char_vocabulary_size >= 3 with char features. "
                              f"Received: char_vocabulary_size={char_vocabulary_size!r}")
@@ -92,7 +99,8 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             pairs = TokenBigrams(vocabulary_size, bigram_pairs, bigram_dim,
                                  name="bigrams")(ids)
             x = JoinWordFeatures(name="word_and_bigrams")([x, pairs])
-        if adversarial:  # moves the token (and pair) vectors; char features stay
+        if adversarial or virtual_adversarial:  # moves the token (and pair) vectors; char
+            # features stay
             x = EmbeddingPerturbation(name="adversarial")(x)
         inputs = ids
         if char_features != "none":
@@ -145,6 +153,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         self.char_kernel_size = char_kernel_size
         self.recurrent_dropout = recurrent_dropout
         self.adversarial = float(adversarial)
+        self.virtual_adversarial = float(virtual_adversarial)
         self.bigram_pairs = None if bigram_pairs is None else [int(c) for c in bigram_pairs]
         self.bigram_dim = bigram_dim
 
@@ -167,6 +176,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             "char_kernel_size": self.char_kernel_size,
             "recurrent_dropout": self.recurrent_dropout,
             "adversarial": self.adversarial,
+            "virtual_adversarial": self.virtual_adversarial,
             "bigram_pairs": self.bigram_pairs,
             "bigram_dim": self.bigram_dim,
         }

@@ -70,6 +70,9 @@ class EmbeddingConfig:
     unk_dropout: float = 0.0  # share of tokens fed as [UNK] while training
     adversarial: float = 0.0  # adversarial training: each step also trains on the word
     # vectors moved up the loss gradient by this fraction of each sentence's norm; 0: off
+    virtual_adversarial: float = 0.0  # virtual adversarial training (sentiment): each step
+    # also pulls the prediction for the word vectors moved (by this fraction of each
+    # sentence's norm) the way that changes it most towards the clean one; 0: off
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,7 +193,7 @@ def _check_range(key, value, source):
         raise UserError(f"'{key}' must be in [0, 1); got {value:g}", path=source)
     if key == "pretrain.rate" and not 0.0 < value < 1.0:
         raise UserError(f"'{key}' must be in (0, 1); got {value:g}", path=source)
-    if key == "embedding.adversarial" and not value >= 0.0:
+    if key in ("embedding.adversarial", "embedding.virtual_adversarial") and not value >= 0.0:
         raise UserError(f"'{key}' must be at least 0 (0: off); got {value:g}", path=source)
     if name in _AT_LEAST_ONE and isinstance(value, int) and value < 1:
         raise UserError(f"'{key}' must be at least 1; got {value}", path=source)
@@ -353,11 +356,11 @@ def _check_batching(config, source=None):
 def check_adversarial_strategy(config):
     """Adversarial training runs in the model's own train_step, which the multi-worker
     loop (elman.core.multi_worker) does not call: refused there, before any data is read."""
-    if (getattr(config.embedding, "adversarial", 0.0)
-            and config.train.strategy == "multi-worker"):
-        raise UserError("embedding.adversarial is not available with train.strategy "
-                        "'multi-worker': that strategy's training loop does not run the "
-                        "model's adversarial step; use 'mirrored' or 'default'")
+    for key in ("adversarial", "virtual_adversarial"):
+        if getattr(config.embedding, key, 0.0) and config.train.strategy == "multi-worker":
+            raise UserError(f"embedding.{key} is not available with train.strategy "
+                            "'multi-worker': that strategy's training loop does not run the "
+                            "model's adversarial step; use 'mirrored' or 'default'")
 
 
 def length_multiple(train_cfg):

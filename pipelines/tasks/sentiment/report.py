@@ -75,6 +75,9 @@ def run_line(ctx, classifiers):
             + ("" if ctx.state.bigram_pairs is None else
                f"token-pair embedding {cfg.features.bigram_dim} over "
                f"{len(ctx.state.bigram_pairs):,} pairs, ")
+            + "".join(f"{what} training ε {value:g}, " for what, value in (
+                ("adversarial", cfg.embedding.adversarial),
+                ("virtual adversarial", cfg.embedding.virtual_adversarial)) if value)
             + f"{sum(c.count_params() for c in classifiers):,} parameters"
             + ("." if len(classifiers) == 1 else f" in an ensemble of {len(classifiers)} "
                "members (probabilities averaged)."))
