@@ -104,10 +104,11 @@ def test_a_training_step_minimises_clean_plus_adversarial_loss(cell):
                    _loss_and_grads, "embedding", {"loss": "sparse_categorical_crossentropy"})
 
 
-def test_it_is_the_identity_at_inference_and_survives_safe_mode(tmp_path):
+@pytest.mark.parametrize("kind", ["adversarial", "virtual_adversarial"])
+def test_it_is_the_identity_at_inference_and_survives_safe_mode(tmp_path, kind):
     ids, _ = _batch()
     keras.utils.set_random_seed(2)
-    model = SentimentClassifier(30, 2, adversarial=0.1, **SMALL)
+    model = SentimentClassifier(30, 2, **{kind: 0.1}, **SMALL)
     plain = SentimentClassifier(30, 2, **SMALL)
     plain.set_weights(model.get_weights())
     np.testing.assert_allclose(model.predict(ids, verbose=0), plain.predict(ids, verbose=0),
@@ -118,14 +119,16 @@ def test_it_is_the_identity_at_inference_and_survives_safe_mode(tmp_path):
 
     models.import_all()
     loaded = keras.saving.load_model(path, safe_mode=True)
-    assert loaded.adversarial == 0.1
+    assert (loaded.adversarial, loaded.virtual_adversarial) == (
+        (0.1, 0.0) if kind == "adversarial" else (0.0, 0.1))
     np.testing.assert_allclose(loaded.predict(ids, verbose=0), model.predict(ids, verbose=0),
                                atol=1e-6)
 
 
-def test_negative_epsilon_is_refused():
-    with pytest.raises(ValueError, match="adversarial >= 0"):
-        SentimentClassifier(30, 2, adversarial=-0.1, **SMALL)
+@pytest.mark.parametrize("kind", ["adversarial", "virtual_adversarial"])
+def test_negative_epsilon_is_refused(kind):
+    with pytest.raises(ValueError, match=f"Expected {kind} >= 0"):
+        SentimentClassifier(30, 2, **{kind: -0.1}, **SMALL)
 
 
 MIRRORED = r"""
@@ -178,18 +181,20 @@ def test_two_replicas_take_the_same_step_as_one_device():
     assert out["diff"] < 1e-5
 
 
-@pytest.mark.parametrize("task, missing", [("sentiment", "missing.csv"),
-                                           ("tagging", "missing.conll")])
-def test_multi_worker_refuses_it_before_reading_data(tmp_path, task, missing):
+@pytest.mark.parametrize("task, missing, key", [
+    ("sentiment", "missing.csv", "adversarial"), ("tagging", "missing.conll", "adversarial"),
+    ("sentiment", "missing.csv", "virtual_adversarial")])
+def test_multi_worker_refuses_it_before_reading_data(tmp_path, task, missing, key):
     from elman import config as config_lib
     from elman.errors import UserError
     from elman import tasks
     from elman.core.run import run
 
     cfg = config_lib.load_config(task, overrides=[
-        "embedding.adversarial=0.1", "train.strategy=multi-worker",
+        f"embedding.{key}=0.1", "train.strategy=multi-worker",
         f"data.train={tmp_path / missing}"])
-    with pytest.raises(UserError, match="not available with train.strategy 'multi-worker'"):
+    with pytest.raises(UserError, match=f"embedding.{key} is not available with "
+                       "train.strategy 'multi-worker'"):
         run(tasks.get(task), cfg, tmp_path / "run", tmp_path / "reports")
     assert not (tmp_path / "run").exists()
 

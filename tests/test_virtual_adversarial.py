@@ -118,26 +118,6 @@ def test_with_both_losses_the_step_adds_the_three_gradients():
     assert max(float(np.abs(v - p).max()) for p, v in zip(steps["plain"], steps["virtual"])) > 1e-4
 
 
-def test_it_is_the_identity_at_inference_saves_and_refuses_a_negative_epsilon(tmp_path):
-    from elman import models
-
-    ids, _ = _batch()
-    keras.utils.set_random_seed(2)
-    model = SentimentClassifier(30, 2, virtual_adversarial=0.2, **SMALL)
-    plain = SentimentClassifier(30, 2, **SMALL)
-    plain.set_weights(model.get_weights())
-    np.testing.assert_allclose(model.predict(ids, verbose=0), plain.predict(ids, verbose=0),
-                               atol=1e-6)
-    model.save(tmp_path / "vat.keras")
-    models.import_all()
-    loaded = keras.saving.load_model(tmp_path / "vat.keras", safe_mode=True)
-    assert loaded.virtual_adversarial == 0.2 and loaded.adversarial == 0.0
-    np.testing.assert_allclose(loaded.predict(ids, verbose=0), model.predict(ids, verbose=0),
-                               atol=1e-6)
-    with pytest.raises(ValueError, match="virtual_adversarial >= 0"):
-        SentimentClassifier(30, 2, virtual_adversarial=-0.1, **SMALL)
-
-
 def test_the_start_is_drawn_from_the_step_count():
     """Two steps draw different starts; the same step count draws the same start."""
     model = SentimentClassifier(30, 2, virtual_adversarial=0.2, **SMALL)
