@@ -38,6 +38,9 @@ def test_set_overrides_are_typed():
     ("pretrain.rate=1", "'pretrain.rate' must be in (0, 1); got 1"),
     ("pretrain.dropout=1", "'pretrain.dropout' must be in [0, 1); got 1"),
     ("embedding.adversarial=-0.1", "'embedding.adversarial' must be at least 0 (0: off); got -0.1"),
+    ("embedding.virtual_adversarial=-0.2",
+     "'embedding.virtual_adversarial' must be at least 0 (0: off); got -0.2"),
+    ("head.pooling=min", "head.pooling"),
 ])
 def test_bad_overrides_are_user_errors(item, needle):
     with pytest.raises(UserError, match=re.escape(needle)):
