@@ -54,11 +54,11 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             (elman.models.token_bigrams): each token's pair with the next one is
             embedded and joined to its vector (and moved with it by `adversarial`). None
             turns the feature off. Default None.
+        bigram_dim: int, the pair embedding size. Default 50.
         virtual_adversarial: float, virtual adversarial training on the same vectors
             (elman.models.adversarial): each step also pulls the prediction for the
             vectors moved this fraction of their norm, the way that changes it most,
             towards the clean prediction. 0 turns it off. Default 0.0.
-        bigram_dim: int, the pair embedding size. Default 50.
 
     Example:
     >>> model = SentimentClassifier(vocabulary_size=100, num_classes=2, units=8)

@@ -2,12 +2,14 @@
 
     python -m elman.bench.adversarial_cost [--preset default] [--rounds 12] [--epsilon 0.1]
 
-One sentiment model of a preset (the toy English reviews by default) trained three
+One sentiment model of a preset (the toy English reviews by default) trained four
 ways from the same weights on the same batches: plain; with adversarial training as
 `SentimentClassifier.train_step` runs it (two backward passes: one tape over the clean
 loss gives the word-vector gradient and the clean weight gradient together, one more
-for the perturbed loss); and the earlier three-pass step (a reference kept here only to
-be raced against). Rounds alternate between the three, one epoch each, in a rotating
+for the perturbed loss); the earlier three-pass step (a reference kept here only to
+be raced against); and virtual adversarial training alone (the same ε; three backward
+passes: the clean loss, the power iteration's probe, the moved prediction).
+Rounds alternate between the four, one epoch each, in a rotating
 order, so a change in the machine's load hits every variant alike; each rate is the
 steady state of an epoch (its first batch left out). Reported: the median rate of each
 variant over the rounds, its cost (plain rate / its rate) and the median of the
@@ -69,8 +71,12 @@ def _models(cfg, vocabulary_size, num_classes, epsilon):
         cfg.embedding, adversarial=epsilon))
     two = classifier_from_config(adv_cfg, vocabulary_size, num_classes, name="two_pass")
     three = _three_pass_class().from_config({**two.get_config(), "name": "three_pass"})
+    vat_cfg = dataclasses.replace(cfg, embedding=dataclasses.replace(
+        cfg.embedding, virtual_adversarial=epsilon))
+    virtual = classifier_from_config(vat_cfg, vocabulary_size, num_classes, name="virtual")
     models = {"plain": plain, "adversarial, 2 backward passes": two,
-              "adversarial, 3 backward passes (earlier step)": three}
+              "adversarial, 3 backward passes (earlier step)": three,
+              "virtual adversarial, 3 backward passes": virtual}
     for model in models.values():
         model.compile(optimizer=keras.optimizers.Adam(
             cfg.train.learning_rate, global_clipnorm=cfg.train.clipnorm or None),
@@ -111,13 +117,14 @@ def measure(preset="default", rounds=12, epsilon=0.1, log=print):
         plan = plan_epoch(lengths, batch, cfg.train.seed, r)
         tokens = [int(lengths[b].sum()) for b in plan]
         names = list(models)
-        for name in names[r % 3:] + names[:r % 3]:  # each variant goes first in turn
+        turn = r % len(names)
+        for name in names[turn:] + names[:turn]:  # each variant goes first in turn
             model, clock = models[name], batch_clock()
             model.fit(dataset_from_plan(ids, y, plan), epochs=1, verbose=0,
                       callbacks=[clock], shuffle=False)
             rates[name].append(steady_rate(clock, tokens))
         log(f"round {r + 1}/{rounds}: " + ", ".join(
-            f"{n.split(',')[-1].strip()} {v[-1]:,.0f}" for n, v in rates.items()))
+            f"{n} {v[-1]:,.0f}" for n, v in rates.items()))
     median = {name: statistics.median(v) for name, v in rates.items()}
     plain = median["plain"]
     return {"preset": preset, "epsilon": epsilon, "batch_size": batch, "rounds": rounds,
