@@ -96,14 +96,9 @@ VIRTUAL_XI = 0.01  # the power iteration's probe: this fraction of each sentence
 
 
 def divergence(target, probabilities):
-    """KL(target ‖ probabilities) over the last axis, averaged over the batch."""
-    ops = keras.ops
-    target = ops.cast(target, "float32")
-    probabilities = ops.cast(probabilities, "float32")
-    tiny = 1e-7
-    terms = target * (ops.log(ops.maximum(target, tiny))
-                      - ops.log(ops.maximum(probabilities, tiny)))
-    return ops.mean(ops.sum(terms, axis=-1))
+    """KL(target ‖ probabilities) over the last axis (Keras' own), averaged over the batch."""
+    return keras.ops.mean(keras.losses.kl_divergence(
+        keras.ops.cast(target, "float32"), keras.ops.cast(probabilities, "float32")))
 
 
 class AdversarialTraining:

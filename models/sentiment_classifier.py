@@ -5,7 +5,7 @@ import keras
 from elman.models.adversarial import AdversarialTraining, EmbeddingPerturbation
 from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
 from elman.models.encoders import RecurrentEncoder
-from elman.models.masked_pooling import MaskedPooling
+from elman.models.masked_pooling import MODES as POOLING_MODES, MaskedPooling
 from elman.models.serialization import EmbeddingInitializerConfig
 from elman.models.token_bigrams import TokenBigrams
 from elman.models.word_dropout import WordDropout
@@ -76,7 +76,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                  virtual_adversarial=0.0, **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
-        if pooling not in ("last", "max", "mean", "max-mean"):
+        if pooling not in ("last", *POOLING_MODES):
             raise ValueError("Expected pooling to be one of {'last', 'max', 'mean', 'max-mean'}. "
                              f"Received: pooling={pooling!r}")
         if char_features not in ("none", "cnn", "lstm"):

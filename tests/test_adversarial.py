@@ -54,6 +54,18 @@ def _loss_and_grads(model, ids, y):
                          tape.gradient(loss, model.trainable_weights)]
 
 
+def shift_rows(model, weights, embedding, ids, delta):
+    """`model` with `weights`, then the rows of its embedding (layer `embedding`) that
+    `ids` use moved by `delta` [batch, steps, dim] (padding positions ignored)."""
+    model.set_weights(weights)
+    layer = model.get_layer(embedding)
+    moved = layer.embeddings.numpy().copy()
+    mask = ids != 0
+    moved[ids[mask]] += delta[mask]
+    layer.embeddings.assign(moved)
+    return model
+
+
 def check_one_step(build, ids, y, loss_and_grads, embedding, compile_kwargs):
     """Trains `build(adversarial=0.3)` on one batch with SGD and checks every weight
     against the oracle: a plain model's clean gradient plus the gradient of a plain
@@ -78,11 +90,7 @@ def check_one_step(build, ids, y, loss_and_grads, embedding, compile_kwargs):
     mask = ids != 0
     delta = _numpy_direction(matrix[ids], rows[ids], mask, epsilon)
 
-    shifted = build()
-    shifted.set_weights(start)
-    moved = matrix.copy()
-    moved[ids[mask]] += delta[mask]
-    shifted.get_layer(embedding).embeddings.assign(moved)
+    shifted = shift_rows(build(), start, embedding, ids, delta)
     adversarial_loss, adversarial = loss_and_grads(shifted, ids, y)
     assert adversarial_loss > clean_loss  # the step goes up the loss
 

@@ -22,7 +22,8 @@ import tensorflow as tf
 
 from elman.models.adversarial import VIRTUAL_XI
 from elman.models.sentiment_classifier import SentimentClassifier
-from tests.test_adversarial import SMALL, _batch, _loss_and_grads, _numpy_direction
+from tests.test_adversarial import (SMALL, _batch, _loss_and_grads, _numpy_direction,
+                                    shift_rows)
 
 START = np.random.default_rng(11).normal(size=(4, 5, 6)).astype("float32")
 
@@ -41,13 +42,8 @@ def _kl(p, q):
 
 def _shifted(weights, ids, rows_by_position, cell="lstm"):
     """A plain classifier with the given weights whose embedding rows for `ids` moved."""
-    model = SentimentClassifier(30, 2, cell=cell, **SMALL)
-    model.set_weights(weights)
-    matrix = model.get_layer("embedding").embeddings.numpy().copy()
-    mask = ids != 0
-    matrix[ids[mask]] += rows_by_position[mask]
-    model.get_layer("embedding").embeddings.assign(matrix)
-    return model
+    return shift_rows(SentimentClassifier(30, 2, cell=cell, **SMALL), weights, "embedding",
+                      ids, rows_by_position)
 
 
 def _kl_and_grads(model, ids, target):
