@@ -82,7 +82,11 @@ class TaggingHeadConfig:
     """The output layer."""
 
     type: str = "crf"  # softmax (independent tags) or crf
-    constraint: str = "auto"  # CRF only. auto: BIO constraints for entity tags; BIO; none
+    constraint: str = "auto"  # CRF only. auto: the constraints of `tags` for entity tags;
+    # BIO or BIOES (must match `tags`); none
+    tags: str = "BIO"  # entity tags the model learns and predicts: BIO, or BIOES (an
+    # entity's last token E-, a one-token entity S-). Files are read and written in their
+    # own scheme either way; predictions are read back to BIO by prefix (E- → I-, S- → B-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +99,8 @@ class TaggingConfig:
         "data.scheme": ("auto", "BIO", "IOB2", "IOB1", "BIOS", "BIOES", "IOBES", "BMES", "none"),
         "chars.features": ("none", "lstm", "cnn"),
         "head.type": ("softmax", "crf"),
-        "head.constraint": ("auto", "BIO", "none"),
+        "head.constraint": ("auto", "BIO", "BIOES", "none"),
+        "head.tags": ("BIO", "BIOES"),
         "encoder.merge_mode": ("concat",),
     }
 

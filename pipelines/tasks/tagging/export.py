@@ -180,6 +180,10 @@ class RawTextTagger:
         lengths = tf.cast(tokens.row_lengths(), tf.int32)
         width = tf.reduce_max(tf.concat([lengths, [0]], 0))
         names = tf.gather(tf.constant(self.vocab.tags), ids[:, :width])
+        if self.vocab.entity and self.vocab.encoding == "BIOES":  # read back to BIO by
+            # prefix, as Vocabularies.tag_names does
+            names = tf.strings.regex_replace(tf.strings.regex_replace(names, "^E-", "I-"),
+                                             "^S-", "B-")
         inside = tf.sequence_mask(lengths, width)
         tags = render_scheme(tf.where(inside, names, "O"), self.vocab.scheme)
         return {"tokens": tokens.to_tensor(""), "tags": tf.where(inside, tags, ""),

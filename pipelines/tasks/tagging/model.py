@@ -13,7 +13,8 @@ def encode(vocab, token_lists, with_chars, tag_lists=None):
         vocab: Vocabularies (its `bigrams` and `shape` add those features).
         token_lists: list of lists of str.
         with_chars: bool, add the char ids [sentences, words, chars].
-        tag_lists: list of lists of str (BIO for entity tags), or None.
+        tag_lists: list of lists of str (BIO for entity tags, converted to the model's
+            `vocab.encoding`), or None.
 
     Returns:
         (features, targets or None, lengths): features is the ragged word ids, or with
@@ -46,7 +47,8 @@ def encode(vocab, token_lists, with_chars, tag_lists=None):
         features = words
     targets = None
     if tag_lists is not None:
-        ids = np.asarray([vocab.tag_id(t) for tags in tag_lists for t in tags], np.int32)
+        ids = np.asarray([vocab.tag_id(t) for tags in tag_lists for t in vocab.model_tags(tags)],
+                         np.int32)
         targets = tf.RaggedTensor.from_row_lengths(ids, lengths)
     return features, targets, lengths
 
@@ -116,10 +118,11 @@ def predict_tag_ids(model, features, lengths, batch_size=256):
 def _constraint(cfg, vocab):
     if cfg.head.type != "crf" or cfg.head.constraint == "none":
         return None
-    if cfg.head.constraint == "BIO" and not vocab.entity:
-        raise UserError("head.constraint = \"BIO\" needs entity tags (O, B-X, I-X); these "
-                        "tags are free labels: use head.constraint = \"auto\" or \"none\"")
-    return "BIO" if vocab.entity else None
+    if cfg.head.constraint != "auto" and not vocab.entity:
+        raise UserError(f"head.constraint = \"{cfg.head.constraint}\" needs entity tags (O, "
+                        "B-X, I-X); these tags are free labels: use head.constraint = "
+                        "\"auto\" or \"none\"")
+    return vocab.encoding if vocab.entity else None
 
 
 def build_model(cfg, vocab):
@@ -176,7 +179,8 @@ def describe_model(cfg, params=None):
         f" + shape {cfg.features.shape_dim}" if cfg.features.shape else "")
     text = (f"word embedding {cfg.embedding.dim} + {chars}{extra} → {enc.num_layers}×"
             f"{'Bi' if enc.bidirectional else ''}{enc.cell.upper()}({enc.units}) → "
-            f"{cfg.head.type.upper() if cfg.head.type == 'crf' else 'softmax'}")
+            f"{cfg.head.type.upper() if cfg.head.type == 'crf' else 'softmax'}"
+            f"{' over BIOES tags' if cfg.head.tags == 'BIOES' else ''}")
     if cfg.embedding.adversarial:
         text += f", adversarial training ε {cfg.embedding.adversarial:g}"
     return text + (f", {params:,} parameters" if params is not None else "")

@@ -43,7 +43,7 @@ class TaggingPredictor(Predictor):
         with_chars = self.model.char_features != "none"
         features, _, lengths = encode(self.vocab, token_lists, with_chars)
         ids = predict_tag_ids(self.model, features, lengths, batch_size)
-        return [[self.vocab.tags[i] for i in row] for row in ids]
+        return [self.vocab.tag_names(row) for row in ids]
 
     def tag(self, token_lists, batch_size=256):
         """Tags of each sentence in the run's input scheme (BIO, BIOES, ... or free).
@@ -94,7 +94,8 @@ class TaggingPredictor(Predictor):
 
         Returns:
             One dict per text: "text", "tokens", "tags" (the input's scheme), "steps"
-            (one {"token", "tag", "model_tag" (the tag among the model's, BIO inside),
+            (one {"token", "tag", "model_tag" (the tag among the model's: BIO, or BIOES
+            with `head.tags = "BIOES"`),
             "probability" of that tag, "probabilities" over the model's tags} per token),
             "entities" (each with its "probability"), "probability_source" and
             "entity_probability" (what the numbers are).
@@ -107,7 +108,7 @@ class TaggingPredictor(Predictor):
         out = []
         for text, tokens, entry in zip(texts, token_lists,
                                        tag_trace(self.model, features, lengths)):
-            bio = [self.vocab.tags[i] for i in entry["tags"]]
+            bio = self.vocab.tag_names(entry["tags"])
             entities = entities_of(tokens, bio, text) if self.vocab.entity else []
             out.append(sentence_trace(text, tokens, entry, self.vocab,
                                       to_output(bio, self.vocab.scheme), entities))

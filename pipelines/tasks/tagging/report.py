@@ -131,7 +131,7 @@ def _trace_rows(result, sentences, entries, vocab):
         probs, tags = entry["probs"], entry["tags"]
         p_predicted = [float(probs[t, tags[t]]) for t in range(len(tags))]
         p_gold = [float(probs[t, index[g]]) if g in index else float("nan")
-                  for t, g in enumerate(sentence["tags"])]
+                  for t, g in enumerate(vocab.model_tags(sentence["tags"]))]
         wrong = [t for t, (a, b) in enumerate(zip(gold, predicted)) if a != b]
         at = (max(wrong, key=lambda t: p_predicted[t]) if wrong
               else int(np.argmin(p_predicted)))

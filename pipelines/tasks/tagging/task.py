@@ -75,8 +75,12 @@ class TaggingTask(Task):
                            ("features.shape_dim", cfg.features.shape_dim)):
             if not 1 <= value <= 16_384:
                 raise UserError(f"{key} must be between 1 and 16,384; got {value:,}")
-        if cfg.head.type != "crf" and cfg.head.constraint == "BIO":
+        if cfg.head.type != "crf" and cfg.head.constraint in ("BIO", "BIOES"):
             raise UserError("head.constraint applies to the CRF head only (head.type = \"crf\")")
+        if cfg.head.constraint in ("BIO", "BIOES") and cfg.head.constraint != cfg.head.tags:
+            raise UserError(f"head.constraint = \"{cfg.head.constraint}\" does not fit the "
+                            f"model's tags (head.tags = \"{cfg.head.tags}\"): use "
+                            "head.constraint = \"auto\"")
         check_adversarial_strategy(cfg)
 
     def load_data(self, cfg):
@@ -167,7 +171,7 @@ class TaggingTask(Task):
             if name in ctx.splits:
                 features, _, lengths = ctx.state.encoded[name]
                 ids = predict_tag_ids(ctx.fitted.model, features, lengths)
-                predicted = [[vocab.tags[i] for i in row] for row in ids]
+                predicted = [vocab.tag_names(row) for row in ids]
                 results[name] = score_split(name, ctx.splits[name].items, predicted,
                                             vocab.scheme)
         return results
@@ -243,7 +247,7 @@ def _validation_f1(vocab, sentences, features, lengths):
 
     def scores(model):
         ids = predict_tag_ids(model, features, lengths)
-        return {"val_f1": float(evaluate_tagging(gold, [[vocab.tags[i] for i in row]
+        return {"val_f1": float(evaluate_tagging(gold, [vocab.tag_names(row)
                                                         for row in ids]).f1)}
 
     return scores

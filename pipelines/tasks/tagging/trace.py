@@ -8,8 +8,9 @@ carries each tag. The tags shown are the model's own prediction (the argmax, or 
 Viterbi path), so a CRF can show a tag that is not its token's most probable one.
 
 An entity's probability is that of its tags on its span: for a CRF, the exact
-probability that tokens s..e carry exactly B-X, I-X, ..., I-X (summed over every path
-through them, from the forward and backward scores); for the softmax head, whose
+probability that tokens s..e carry exactly B-X, I-X, ..., I-X (B-X, I-X, ..., E-X, or
+S-X, for a model trained on BIOES tags), summed over every path through them, from the
+forward and backward scores; for the softmax head, whose
 tags are independent, the product of the tokens' probabilities of those tags.
 """
 
@@ -110,7 +111,7 @@ def sentence_trace(text, tokens, entry, vocab, output_tags, entities):
         text: str, the raw text.
         tokens: list of str.
         entry: one item of `tag_trace`.
-        vocab: the run's Vocabularies (tag names, BIO inside).
+        vocab: the run's Vocabularies (the model's tag names: BIO, or BIOES).
         output_tags: list of str, the predicted tags in the run's scheme.
         entities: list of entity dicts ({type, start, end, text}), or [].
     """

@@ -15,8 +15,10 @@ from pathlib import Path
 from elman.core.html import write_text_atomic
 from elman.errors import UserError
 from elman.tasks.tagging.features import bigram_strings, sentence_bigrams, shape_id
+from elman.tasks.tagging.schemes import from_bio
 
 PAD, OOV = "", "[UNK]"
+_TO_BIO = {"E-": "I-", "S-": "B-"}  # a BIOES model's tag prefixes read as BIO
 
 
 def _usable(token):
@@ -31,13 +33,14 @@ class Vocabularies:
 
     words: list  # id → word; 0 padding, 1 OOV
     chars: list  # id → char; 0 padding, 1 OOV
-    tags: list  # id → tag (entity tags in BIO)
+    tags: list  # id → tag the model predicts (entity tags in `encoding`)
     scheme: str  # the input scheme (one of schemes.SCHEMES), or "none" for free tags
     lowercase: bool = False
     char_lowercase: bool = False
     max_word_length: int = 20
     bigrams: list = None  # id → bigram ("北 京"); 0 padding, 1 OOV; None: no bigram feature
     shape: bool = False  # whether the model reads each token's shape id
+    encoding: str = "BIO"  # the entity tags the model learns: BIO or BIOES (`head.tags`)
 
     def __post_init__(self):
         self._word_index = {w: i for i, w in enumerate(self.words)}
@@ -72,8 +75,23 @@ class Vocabularies:
         return shape_id(token)
 
     def tag_id(self, tag):
-        """The id of a tag (BIO for entity tags)."""
+        """The id of a tag among the model's (`encoding` for entity tags)."""
         return self._tag_index[tag]
+
+    def model_tags(self, tags):
+        """A sentence's tags (BIO for entity tags) as the model learns them: the same,
+        or converted to BIOES when `encoding` is BIOES."""
+        if self.entity and self.encoding == "BIOES":
+            return from_bio(tags, "BIOES")
+        return list(tags)
+
+    def tag_names(self, ids):
+        """The model's tag ids → tags, entity tags in BIO: a BIOES model's E-X is read
+        as I-X and its S-X as B-X (the in-graph export does the same)."""
+        names = [self.tags[i] for i in ids]
+        if not (self.entity and self.encoding == "BIOES"):
+            return names
+        return [_TO_BIO.get(t[:2], t[:2]) + t[2:] for t in names]
 
     def save(self, run_dir):
         """Writes words.txt, chars.txt, tags.txt (bigrams.txt) and tagging.json to `run_dir`."""
@@ -84,7 +102,8 @@ class Vocabularies:
         settings = {"scheme": self.scheme, "lowercase": self.lowercase,
                     "char_lowercase": self.char_lowercase,
                     "max_word_length": self.max_word_length, "format": 1,
-                    "bigrams": self.bigrams is not None, "shape": self.shape}
+                    "bigrams": self.bigrams is not None, "shape": self.shape,
+                    "encoding": self.encoding}
         write_text_atomic(run_dir / "tagging.json", json.dumps(settings, indent=1,
                                                                sort_keys=True) + "\n")
 
@@ -105,16 +124,18 @@ class Vocabularies:
         return cls(lists["words"], lists["chars"], lists["tags"], settings["scheme"],
                    settings["lowercase"], settings["char_lowercase"],
                    settings["max_word_length"], lists.get("bigrams"),
-                   bool(settings.get("shape", False)))
+                   bool(settings.get("shape", False)), settings.get("encoding", "BIO"))
 
 
-def tag_list(train_tags, entity):
-    """The tag set: `O` + B-/I- of each type seen in train (entity), or sorted labels."""
+def tag_list(train_tags, entity, encoding="BIO"):
+    """The tag set: `O` + B-/I- (BIOES: B-/I-/E-/S-) of each type seen in train (entity
+    tags, given in BIO), or the sorted labels (free tags)."""
     seen = {t for tags in train_tags for t in tags}
     if not entity:
         return sorted(seen)
     types = sorted({t[2:] for t in seen if t != "O"})
-    return ["O"] + [f"{p}-{t}" for t in types for p in "BI"]
+    prefixes = "BIES" if encoding == "BIOES" else "BI"
+    return ["O"] + [f"{p}-{t}" for t in types for p in prefixes]
 
 
 def bigram_list(cfg, train_sentences):
@@ -160,8 +181,12 @@ def build_vocabularies(cfg, train_sentences, scheme):
                     key=lambda w: (-words[w], w))
     ranked = ranked[: max(cfg.vocabulary.max_words - 2, 0)]
     char_list = sorted((c for c in chars if _usable(c)), key=lambda c: (-chars[c], c))
-    tags = tag_list([s["tags"] for s in train_sentences], scheme is not None)
+    if scheme is None and cfg.head.tags != "BIO":
+        raise UserError(f"head.tags = \"{cfg.head.tags}\" needs entity tags (O, B-X, I-X, "
+                        "...); these tags are free labels: leave head.tags at \"BIO\"")
+    tags = tag_list([s["tags"] for s in train_sentences], scheme is not None, cfg.head.tags)
     bigrams = bigram_list(cfg, train_sentences) if cfg.features.bigrams else None
     return Vocabularies([PAD, OOV] + ranked, [PAD, OOV] + char_list, tags,
                         scheme or "none", cfg.vocabulary.lowercase, cfg.chars.lowercase,
-                        cfg.chars.max_word_length, bigrams, cfg.features.shape), words
+                        cfg.chars.max_word_length, bigrams, cfg.features.shape,
+                        cfg.head.tags), words
