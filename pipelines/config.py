@@ -73,6 +73,10 @@ class EmbeddingConfig:
     virtual_adversarial: float = 0.0  # virtual adversarial training (sentiment): each step
     # also pulls the prediction for the word vectors moved (by this fraction of each
     # sentence's norm) the way that changes it most towards the clean one; 0: off
+    train_vectors: str = "none"  # none, skipgram or cbow: start the embedding from word2vec
+    # vectors learned on the training texts alone (instead of `pretrained`)
+    vector_epochs: int = 10  # train_vectors: word2vec passes over the training texts
+    vector_window: int = 5  # train_vectors: context tokens on each side
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,6 +142,7 @@ _CHOICES = {
     "tokenizer.normalization": NORMALIZATIONS,
     "tokenizer.punctuation": ("split", "strip", "keep"),
     "tokenizer.truncation": ("post", "pre", "both"),
+    "embedding.train_vectors": ("none", "skipgram", "cbow"),
     "chars.features": ("none", "cnn", "lstm"),
     "encoder.cell": ("lstm", "gru", "rnn"),
     "encoder.merge_mode": ("concat", "sum", "mul", "ave"),
@@ -153,7 +158,7 @@ _CHOICES = {
 # but only after the data is read and with a traceback.
 _AT_LEAST_ONE = {"units", "num_layers", "dim", "embedding_dim", "epochs", "batch_size",
                  "patience", "eval_batch_size", "max_length", "max_word_length", "kernel_size",
-                 "ensemble", "steps_per_execution"}
+                 "ensemble", "steps_per_execution", "vector_epochs", "vector_window"}
 
 
 _AT_LEAST_ZERO = {"max_minutes", "weight_decay", "clipnorm", "ema", "threads", "batch_tokens",
@@ -167,7 +172,8 @@ _AT_MOST = {"units": 16_384, "dim": 16_384, "embedding_dim": 16_384, "num_layers
             "max_tokens": 50_000_000, "max_vocabulary": 50_000_000, "epochs": 1_000_000,
             "ensemble": 100, "max_word_length": 1_000, "kernel_size": 1_000,
             "chunk_length": 100_000, "batch_tokens": 50_000_000, "vocabulary_size": 1_000_000,
-            "length_multiple": 1_024, "steps_per_execution": 10_000}
+            "length_multiple": 1_024, "steps_per_execution": 10_000, "vector_epochs": 1_000,
+            "vector_window": 1_000}
 
 
 def _check_range(key, value, source):

@@ -67,3 +67,17 @@ def train_tiny_sentiment(tmp_path, tiny_sentiment, name, *settings, resume=False
             "--reports", str(tmp_path / "reports"), *TINY_SETTINGS, *settings]
     assert cli.main(args + (["--resume"] if resume else [])) == 0
     return run
+
+
+def refused_settings(tmp_path, capsys, task, sets):
+    """Runs `elman train TASK --set ...` expecting one clear error (exit 2, no traceback);
+    returns what it wrote to stderr."""
+    from elman import cli
+
+    args = ["train", task, "--out", str(tmp_path / "run")]
+    for item in sets:
+        args += ["--set", item]
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err

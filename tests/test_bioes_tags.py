@@ -13,6 +13,7 @@ import pytest
 from elman import cli
 from elman.tasks.tagging.schemes import from_bio, misfits, split_tag
 from elman.tasks.tagging.vocab import OOV, PAD, Vocabularies, tag_list
+from tests.conftest import refused_settings
 from tests.test_tagging_task import TINY
 
 BIO = ["B-PER", "I-PER", "I-PER", "O", "B-LOC", "B-LOC", "O", "B-PER", "I-PER"]
@@ -69,12 +70,7 @@ def test_the_vocabularies_keep_the_encoding(tmp_path):
     (["head.tags=BIOSE"], "head.tags"),
 ])
 def test_bad_settings_are_one_clear_error(tmp_path, capsys, sets, needle):
-    args = ["train", "tagging", "--out", str(tmp_path / "run")]
-    for item in sets:
-        args += ["--set", item]
-    assert cli.main(args) == 2
-    err = capsys.readouterr().err
-    assert needle in err and "Traceback" not in err
+    assert needle in refused_settings(tmp_path, capsys, "tagging", sets)
 
 
 def test_free_tags_refuse_bioes(tmp_path, capsys):

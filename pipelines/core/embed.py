@@ -1,6 +1,8 @@
-"""Pretrained word vectors (word2vec/GloVe text files) read into an embedding matrix."""
+"""Starting vectors for an embedding: pretrained word vectors (word2vec/GloVe text files)
+read into a matrix, or word2vec vectors learned on the training texts themselves."""
 
 import dataclasses
+import zlib
 
 import numpy as np
 
@@ -16,10 +18,21 @@ class Coverage:
     found: int
     vocabulary: int  # tokens in the vocabulary (padding and OOV excluded)
     found_lowercased: int  # found only after lower-casing
+    learned: bool = False  # the vectors were learned on the training texts (train_vectors)
 
     @property
     def share(self):
         return self.found / self.vocabulary if self.vocabulary else 0.0
+
+    def describe(self, unit="tokens"):
+        """The report's sentence on where the starting vectors came from."""
+        if self.learned:
+            return (f"Word vectors learned on {self.path} start the embedding: "
+                    f"{self.found:,} of {self.vocabulary:,} vocabulary {unit} have one "
+                    f"({100 * self.share:.1f}%; the others start random).")
+        return (f"Pretrained vectors `{self.path}` cover {self.found:,} of "
+                f"{self.vocabulary:,} vocabulary {unit} ({100 * self.share:.1f}%; "
+                f"{self.found_lowercased:,} only after lower-casing).")
 
 
 def read_pretrained(path, vocabulary, dim, seed=0):
@@ -75,3 +88,97 @@ def read_pretrained(path, vocabulary, dim, seed=0):
                 by_lower.add(i)
     by_lower -= exact
     return matrix, Coverage(str(path), len(exact | by_lower), len(wanted), len(by_lower))
+
+
+def _stable_hash(text):
+    # gensim seeds each word's starting vector from hashfxn(word + seed); Python's own
+    # hash() of a str changes between processes, so runs would not repeat
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def train_vectors(id_rows, vocabulary_size, dim, method="skipgram", epochs=10, window=5,
+                  seed=0):
+    """Word vectors learned on the training texts themselves (word2vec, gensim), to start
+    the embedding from instead of random vectors: no outside text is read.
+
+    Each training text is its sequence of token ids as the run's own tokenizer or
+    vocabulary gives them (so the vectors fit the vocabulary exactly, `[UNK]` included);
+    word2vec then learns, with negative sampling (10 noise words) and frequent-word
+    down-sampling (1e-3), a vector per id from the ids within `window` positions. One
+    worker thread and a process-independent hash make the vectors depend on the seed
+    only.
+
+    Args:
+        id_rows: iterable of int sequences, the training texts' token ids (0 is padding
+            and is dropped).
+        vocabulary_size: int, rows of the matrix.
+        dim: int, the vector size.
+        method: str, "skipgram" (predict the context from the word) or "cbow" (the word
+            from its averaged context).
+        epochs: int, passes over the texts.
+        window: int, context positions on each side.
+        seed: int, seeds word2vec and the random vectors of ids the texts never hold.
+
+    Returns:
+        (matrix [vocabulary_size, dim] float32, Coverage): row 0 (padding) is zero, ids the
+        texts never hold get small random vectors (as `read_pretrained` gives missing
+        tokens); the coverage counts the learned rows among ids 2 and up.
+    """
+    from gensim.models import Word2Vec
+
+    sentences = [[str(int(i)) for i in row if int(i) != 0] for row in id_rows]
+    sentences = [s for s in sentences if s]
+    if not sentences:
+        raise UserError("embedding.train_vectors: the training texts hold no tokens")
+    model = Word2Vec(sentences, vector_size=dim, window=window, min_count=1,
+                     sg=int(method == "skipgram"), negative=10, sample=1e-3, epochs=epochs,
+                     workers=1, seed=seed, hashfxn=_stable_hash)
+    rng = np.random.default_rng(seed)
+    matrix = rng.normal(0.0, 0.1, size=(vocabulary_size, dim)).astype("float32")
+    matrix[0] = 0.0
+    learned = 0
+    for key, index in model.wv.key_to_index.items():
+        row = int(key)
+        if row >= vocabulary_size:
+            raise ValueError(f"token id {row} is outside the vocabulary of {vocabulary_size}")
+        matrix[row] = model.wv.vectors[index]
+        learned += row >= 2
+    name = {"skipgram": "skip-gram", "cbow": "CBOW"}[method]
+    return matrix, Coverage(f"the training texts (word2vec {name}, {epochs} epochs, window "
+                            f"{window})", learned, max(vocabulary_size - 2, 0), 0, True)
+
+
+def check_starting_vectors(embedding):
+    """Refuses `embedding.pretrained` together with `embedding.train_vectors`."""
+    if embedding.pretrained and embedding.train_vectors != "none":
+        raise UserError("embedding.pretrained and embedding.train_vectors both give the "
+                        "embedding its starting vectors; set one of them")
+
+
+def starting_vectors(embedding, vocabulary, id_rows, seed, log=print):
+    """The embedding's starting matrix and its Coverage: read from `embedding.pretrained`,
+    learned on the training texts (`embedding.train_vectors`), or (None, None) for
+    random vectors.
+
+    Args:
+        embedding: the task's embedding settings (`pretrained`, `dim`, `train_vectors`,
+            `vector_epochs`, `vector_window`).
+        vocabulary: list of str, id → token (0 padding, 1 OOV).
+        id_rows: callable giving the training texts' token id rows (called only for
+            `train_vectors`).
+        seed: int.
+        log: callable for the one progress line.
+    """
+    if embedding.pretrained:
+        matrix, coverage = read_pretrained(embedding.pretrained, vocabulary, embedding.dim, seed)
+        log(f"pretrained vectors cover {coverage.found:,} of {coverage.vocabulary:,} "
+            f"vocabulary entries ({100 * coverage.share:.1f}%)")
+        return matrix, coverage
+    if embedding.train_vectors == "none":
+        return None, None
+    matrix, coverage = train_vectors(id_rows(), len(vocabulary), embedding.dim,
+                                     embedding.train_vectors, embedding.vector_epochs,
+                                     embedding.vector_window, seed)
+    log(f"word vectors learned on the training texts for {coverage.found:,} of "
+        f"{coverage.vocabulary:,} vocabulary entries")
+    return matrix, coverage

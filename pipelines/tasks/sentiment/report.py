@@ -33,9 +33,7 @@ def data_section(splits, stats, labels, coverage, tokenizer=None):
             if len(split.skipped) > 200:
                 md.append(f"... and {len(split.skipped) - 200} more (see metrics.json).")
     if coverage is not None:
-        md.append(f"Pretrained vectors `{coverage.path}` cover {coverage.found} of "
-                  f"{coverage.vocabulary} vocabulary tokens ({100 * coverage.share:.1f}%; "
-                  f"{coverage.found_lowercased} only after lower-casing).")
+        md.append(coverage.describe("tokens"))
     return "\n\n".join(md)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from elman.config import check_adversarial_strategy
 from elman.core import data as data_stage
 from elman.core import report as rep
+from elman.core.embed import check_starting_vectors
 from elman.core.html import write_text_atomic
 from elman.core.run import learning_curves_section, train_metrics, training_line
 from elman.errors import UserError
@@ -128,6 +129,7 @@ class SentimentTask(Task):
                             "encoder does not fit it; use pretrain.transfer = \"embedding\" "
                             "or features.bigrams = false")
         check_adversarial_strategy(cfg)
+        check_starting_vectors(cfg.embedding)
 
     def load_data(self, cfg):
         splits = load_data(cfg)
@@ -137,7 +139,7 @@ class SentimentTask(Task):
     def prepare(self, ctx):
         import keras
 
-        from elman.core.embed import read_pretrained
+        from elman.core.embed import starting_vectors
         from elman.text.tokenize import token_stats
 
         cfg, splits = ctx.cfg, ctx.splits
@@ -149,12 +151,10 @@ class SentimentTask(Task):
         stats = {name: token_stats(tokenizer, data_stage.texts(split))
                  for name, split in splits.items()}
         encoded = _encode(splits, tokenizer, char_layer, labels)
-        coverage, initializer = None, "uniform"
-        if cfg.embedding.pretrained:
-            matrix, coverage = read_pretrained(cfg.embedding.pretrained,
-                                               tokenizer.get_vocabulary(), cfg.embedding.dim,
-                                               cfg.train.seed)
-            initializer = keras.initializers.Constant(matrix)
+        matrix, coverage = starting_vectors(cfg.embedding, tokenizer.get_vocabulary(),
+                                            lambda: encoded["train"][0].to_list(),
+                                            cfg.train.seed, ctx.log)
+        initializer = "uniform" if matrix is None else keras.initializers.Constant(matrix)
         pairs = sentiment_model.bigram_pairs(cfg, encoded["train"][0], tokenizer.vocabulary_size)
         if pairs is not None:
             ctx.log(f"token pairs: {len(pairs):,} seen at least "

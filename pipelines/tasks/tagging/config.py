@@ -72,6 +72,10 @@ class TaggingEmbeddingConfig:
     pretrained: str = ""  # word2vec/GloVe text file; empty: random initialisation
     trainable: bool = True  # fine-tune the embedding during training
     word_dropout: float = 0.0  # share of words fed as OOV while training (trains the OOV vector)
+    train_vectors: str = "none"  # none, skipgram or cbow: start the embedding from word2vec
+    # vectors learned on the training sentences alone (instead of `pretrained`)
+    vector_epochs: int = 10  # train_vectors: word2vec passes over the training sentences
+    vector_window: int = 5  # train_vectors: context words on each side
     adversarial: float = 0.0  # adversarial training: each step also trains on the sentences
     # with each word's joined vector (word, chars, bigrams, shape) moved up the loss
     # gradient by this fraction of the sentence's norm; 0: off

@@ -334,9 +334,7 @@ def data_summary(splits, vocab, counts, coverage):
                   "middle of one; their first entity is read as starting at the first token): "
                   + ", ".join(f"{name} {n}" for name, n in continued.items()) + ".")
     if coverage is not None:
-        md.append(f"Pretrained vectors `{coverage.path}` cover {coverage.found:,} of "
-                  f"{coverage.vocabulary:,} vocabulary words ({100 * coverage.share:.1f}%; "
-                  f"{coverage.found_lowercased:,} only after lower-casing).")
+        md.append(coverage.describe("words"))
     if vocab.bigrams is not None:
         md.append(f"Bigram features: {len(vocab.bigrams) - 2:,} token bigrams in the "
                   "vocabulary (train only; the rest read as one unknown bigram).")

@@ -21,6 +21,7 @@ same splitting and tags as `elman predict`.
 import dataclasses
 
 from elman.config import check_adversarial_strategy
+from elman.core.embed import check_starting_vectors
 from elman.core.run import train_metrics
 from elman.errors import UserError
 from elman.tasks.base import Fitted, ReportParts, Task
@@ -56,6 +57,7 @@ class TaggingTask(Task):
     demo = (("tagging", "default", "demo"), ("tagging-zh", "zh", "demo-zh"))
 
     def check(self, cfg):
+        check_starting_vectors(cfg.embedding)
         if cfg.encoder.merge_mode != "concat":
             raise UserError("the tagger concatenates the two directions: encoder.merge_mode "
                             "must be \"concat\"")
@@ -115,14 +117,11 @@ class TaggingTask(Task):
         encoded = {name: encode(vocab, [s["tokens"] for s in split.items], with_chars,
                                 [s["tags"] for s in split.items])
                    for name, split in splits.items()}
-        coverage = matrix = None
-        if cfg.embedding.pretrained:
-            from elman.core.embed import read_pretrained
+        from elman.core.embed import starting_vectors
 
-            matrix, coverage = read_pretrained(cfg.embedding.pretrained, vocab.words,
-                                               cfg.embedding.dim, cfg.train.seed)
-            log(f"pretrained vectors cover {coverage.found} of {coverage.vocabulary} words "
-                f"({100 * coverage.share:.1f}%)")
+        matrix, coverage = starting_vectors(cfg.embedding, vocab.words,
+                                            lambda: _word_rows(encoded["train"][0]),
+                                            cfg.train.seed, log)
         return _State(vocab, counts, encoded, coverage, matrix)
 
     def fit(self, ctx):
@@ -231,6 +230,12 @@ class TaggingTask(Task):
         from elman.tasks.tagging.bench import benchmark
 
         return benchmark(quick=quick, log=log)
+
+
+def _word_rows(features):
+    """The training sentences' word id rows (`encode`'s features: ragged ids or a dict)."""
+    words = features["words"] if isinstance(features, dict) else features
+    return words.to_list()
 
 
 def _validation_f1(vocab, sentences, features, lengths):

@@ -1,0 +1,141 @@
+"""Word vectors learned on the training texts (`embedding.train_vectors`): what
+`elman.core.embed.train_vectors` computes, that it repeats across processes, and that
+both tasks start their embedding from it."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from elman import cli
+from elman.core import embed
+from tests.conftest import ROOT, refused_settings
+
+def topic_corpus(n=3000, seed=0):
+    """Three-token texts `context word context`: words 2-11 only ever sit between contexts
+    22-31, words 12-21 between contexts 32-41. Ids 42-44 never occur."""
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        words, contexts = ((range(2, 12), range(22, 32)) if rng.random() < 0.5
+                           else (range(12, 22), range(32, 42)))
+        rows.append([rng.choice(contexts), rng.choice(words), rng.choice(contexts)])
+    return rows
+
+
+CORPUS = topic_corpus()
+
+
+@pytest.mark.parametrize("method", ["skipgram", "cbow"])
+def test_words_sharing_contexts_get_close_vectors_in_their_own_rows(method):
+    matrix, coverage = embed.train_vectors(CORPUS, 45, 16, method, epochs=30, window=1,
+                                           seed=3)
+    assert matrix.shape == (45, 16) and matrix.dtype == np.float32
+    assert not matrix[0].any()  # padding
+    words = matrix[2:22] / np.linalg.norm(matrix[2:22], axis=1, keepdims=True)
+    similar = words @ words.T
+    np.fill_diagonal(similar, -np.inf)
+    group = np.arange(20) < 10
+    assert np.array_equal(group[similar.argmax(1)], group)  # each word's nearest: its group
+    centred = matrix[2:22] - matrix[2:42].mean(0)  # without word2vec's shared direction
+    centred /= np.linalg.norm(centred, axis=1, keepdims=True)
+    cos = centred @ centred.T
+    assert (cos[:10, :10].sum() - 10) / 90 > 0.8 and cos[:10, 10:].mean() < 0.2
+    # ids 2..41 were learned; 42..44 (never in the texts) and 1 (OOV) start random, small
+    assert (coverage.found, coverage.vocabulary, coverage.learned) == (40, 43, True)
+    assert np.abs(matrix[42:]).max() < 0.6 < np.linalg.norm(matrix[2])
+    assert "word2vec" in coverage.describe() and "40 of 43" in coverage.describe()
+
+
+def test_padding_ids_are_dropped_and_empty_texts_refused():
+    with_padding, _ = embed.train_vectors([row + [0, 0] for row in CORPUS[:300]], 45, 8, seed=1)
+    plain, _ = embed.train_vectors(CORPUS[:300], 45, 8, seed=1)
+    np.testing.assert_array_equal(with_padding, plain)
+    with pytest.raises(embed.UserError, match="no tokens"):
+        embed.train_vectors([[0, 0], []], 9, 8)
+
+
+_IN_A_PROCESS = """
+import hashlib, json, sys
+from elman.core.embed import train_vectors
+matrix, _ = train_vectors(json.loads(sys.argv[1]), 45, 8, "skipgram", 3, 2, int(sys.argv[2]))
+print(hashlib.sha256(matrix.tobytes()).hexdigest())
+"""
+
+
+def test_the_vectors_depend_on_the_seed_only_not_on_the_process():
+    def digest(hash_seed, seed):
+        env = dict(os.environ, PYTHONHASHSEED=str(hash_seed))
+        out = subprocess.run([sys.executable, "-c", _IN_A_PROCESS, json.dumps(CORPUS[::10]),
+                              str(seed)], cwd=ROOT, env=env, capture_output=True, text=True,
+                             timeout=120, check=True)
+        return out.stdout.strip()
+
+    first = digest(1, 5)
+    assert first == digest(2, 5)  # string hashing differs between the two processes
+    assert first != digest(1, 6)
+
+
+@pytest.mark.parametrize("task,sets,needle", [
+    ("sentiment", ["embedding.train_vectors=skipgram", "embedding.pretrained=v.txt"],
+     "set one of them"),
+    ("tagging", ["embedding.train_vectors=cbow", "embedding.pretrained=v.txt"],
+     "set one of them"),
+    ("sentiment", ["embedding.train_vectors=glove"], "embedding.train_vectors"),
+    ("tagging", ["embedding.vector_epochs=0"], "at least 1"),
+    ("sentiment", ["embedding.vector_window=0"], "at least 1"),
+])
+def test_bad_settings_are_one_clear_error(tmp_path, capsys, task, sets, needle):
+    assert needle in refused_settings(tmp_path, capsys, task, sets)
+
+
+def _layer(model, name):
+    for layer in model._flatten_layers(include_self=False):
+        if layer.name == name:
+            return layer
+    raise AssertionError(f"no layer {name}")
+
+
+@pytest.mark.parametrize("task,layer,files", [
+    ("sentiment", "embedding", None),
+    ("tagging", "word_embedding", ROOT / "data" / "tagging" / "en" / "train.conll"),
+])
+def test_the_run_starts_from_the_learned_vectors(tmp_path, monkeypatch, task, layer, files):
+    """A stand-in for word2vec records the id rows it is given and returns a known
+    matrix; with the embedding frozen, the saved model's embedding is that matrix."""
+    import keras
+
+    import elman.models
+
+    seen = {}
+
+    def stand_in(id_rows, vocabulary_size, dim, method, epochs, window, seed):
+        seen.update(rows=[list(r) for r in id_rows], args=(method, epochs, window, seed))
+        matrix = np.arange(vocabulary_size * dim, dtype=np.float32).reshape(-1, dim) / 1e3
+        return matrix, embed.Coverage("stand-in", vocabulary_size - 2, vocabulary_size - 2,
+                                      0, True)
+
+    monkeypatch.setattr(embed, "train_vectors", stand_in)
+    run = tmp_path / "run"
+    args = ["train", task, "--out", str(run), "--reports", str(tmp_path / "reports"),
+            "--set", "embedding.train_vectors=cbow", "--set", "embedding.vector_epochs=4",
+            "--set", "embedding.vector_window=3", "--set", "embedding.trainable=false",
+            "--set", "train.epochs=1", "--set", "embedding.dim=8", "--set", "encoder.units=8"]
+    assert cli.main(args) == 0
+    assert seen["args"] == ("cbow", 4, 3, 1234)
+    rows = seen["rows"]
+    if files is not None:  # one row per training sentence, one id per token
+        text = files.read_text(encoding="utf-8")
+        lengths = [len(block.splitlines()) for block in text.strip().split("\n\n")
+                   if not block.startswith("-DOCSTART-")]
+        assert sorted(len(r) for r in rows) == sorted(lengths)
+    assert all(rows) and min(min(r) for r in rows) >= 1
+    elman.models.import_all()
+    model = keras.saving.load_model(run / "model.keras", safe_mode=True)
+    weights = keras.ops.convert_to_numpy(_layer(model, layer).embeddings)
+    expected = np.arange(weights.size, dtype=np.float32).reshape(weights.shape) / 1e3
+    np.testing.assert_array_equal(weights, expected)
