@@ -136,13 +136,12 @@ def train_vectors(id_rows, vocabulary_size, dim, method="skipgram", epochs=10, w
     rng = np.random.default_rng(seed)
     matrix = rng.normal(0.0, 0.1, size=(vocabulary_size, dim)).astype("float32")
     matrix[0] = 0.0
-    learned = 0
-    for key, index in model.wv.key_to_index.items():
-        row = int(key)
-        if row >= vocabulary_size:
-            raise ValueError(f"token id {row} is outside the vocabulary of {vocabulary_size}")
-        matrix[row] = model.wv.vectors[index]
-        learned += row >= 2
+    rows = np.asarray([int(key) for key in model.wv.index_to_key])  # gensim's row order
+    if rows.max() >= vocabulary_size:
+        raise ValueError(f"token id {rows.max()} is outside the vocabulary of "
+                         f"{vocabulary_size}")
+    matrix[rows] = model.wv.vectors
+    learned = int((rows >= 2).sum())
     name = {"skipgram": "skip-gram", "cbow": "CBOW"}[method]
     return matrix, Coverage(f"the training texts (word2vec {name}, {epochs} epochs, window "
                             f"{window})", learned, max(vocabulary_size - 2, 0), 0, True)
