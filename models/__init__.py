@@ -7,9 +7,10 @@ imports every one of them.
 import importlib
 import pkgutil
 
-# every saved elman model may name these (its recurrent layers, its compiled optimizer):
+# every saved elman model may name these (its recurrent layers, its compiled optimizer and
+# loss):
 # registered as soon as any elman.models module is imported
-from elman.models import fused_optimizers, padded_rnn  # noqa: F401
+from elman.models import fused_optimizers, label_smoothing, padded_rnn  # noqa: F401
 
 
 def import_all():

@@ -15,6 +15,8 @@ class SentimentHeadConfig:
     # (both joined)
     hidden: int = 64  # dense layer size before the softmax; 0 for none
     dropout: float = 0.3  # dropout before the softmax
+    label_smoothing: float = 0.0  # ε: the training target gives 1 - ε + ε/C to the gold
+    # class and ε/C to each other one (for labels that are sometimes wrong); 0: off
 
 
 @dataclasses.dataclass(frozen=True)

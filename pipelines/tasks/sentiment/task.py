@@ -209,8 +209,12 @@ class SentimentTask(Task):
                 from elman.models.masked_word_pretrainer import transfer_weights
 
                 transfer_weights(pretrained.model, model, cfg.pretrain.transfer.split("-"))
-            model.compile(optimizer=adam(cfg.train), loss="sparse_categorical_crossentropy",
-                          metrics=["accuracy"])
+            loss = "sparse_categorical_crossentropy"
+            if cfg.head.label_smoothing:
+                from elman.models.label_smoothing import SmoothedSparseCrossentropy
+
+                loss = SmoothedSparseCrossentropy(cfg.head.label_smoothing)
+            model.compile(optimizer=adam(cfg.train), loss=loss, metrics=["accuracy"])
             return model
 
         ids, y, lengths = state.encoded["train"]
