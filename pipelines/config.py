@@ -197,7 +197,7 @@ def _check_range(key, value, source):
         raise UserError(f"'{key}' must be in [0.9, 1]; got {value:g}", path=source)
     if key == "train.momentum" and not 0.0 <= value < 1.0:
         raise UserError(f"'{key}' must be in [0, 1); got {value:g}", path=source)
-    if name == "label_smoothing" and not 0.0 <= value < 1.0:
+    if name in ("label_smoothing", "drop_hardest") and not 0.0 <= value < 1.0:
         raise UserError(f"'{key}' must be in [0, 1) (0: off); got {value:g}", path=source)
     if key == "pretrain.rate" and not 0.0 < value < 1.0:
         raise UserError(f"'{key}' must be in (0, 1); got {value:g}", path=source)

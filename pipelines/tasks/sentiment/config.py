@@ -17,6 +17,8 @@ class SentimentHeadConfig:
     dropout: float = 0.3  # dropout before the softmax
     label_smoothing: float = 0.0  # ε: the training target gives 1 - ε + ε/C to the gold
     # class and ε/C to each other one (for labels that are sometimes wrong); 0: off
+    drop_hardest: float = 0.0  # q: in each training batch the share q of examples with the
+    # largest loss count 0 (loss truncation, for labels that are sometimes wrong); 0: off
 
 
 @dataclasses.dataclass(frozen=True)

@@ -210,10 +210,11 @@ class SentimentTask(Task):
 
                 transfer_weights(pretrained.model, model, cfg.pretrain.transfer.split("-"))
             loss = "sparse_categorical_crossentropy"
-            if cfg.head.label_smoothing:
+            if cfg.head.label_smoothing or cfg.head.drop_hardest:
                 from elman.models.label_smoothing import SmoothedSparseCrossentropy
 
-                loss = SmoothedSparseCrossentropy(cfg.head.label_smoothing)
+                loss = SmoothedSparseCrossentropy(cfg.head.label_smoothing,
+                                                  cfg.head.drop_hardest)
             model.compile(optimizer=adam(cfg.train), loss=loss, metrics=["accuracy"])
             return model
 
