@@ -27,8 +27,10 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         recurrent_dropout: float, variational dropout on the recurrent state (disables
             cuDNN). Default 0.0.
         merge_mode: str, how directions merge. Default "concat".
-        pooling: str, "last" (final states), "max" or "mean" over positions, or
-            "max-mean" (the two joined). Default "last".
+        pooling: str, "last" (final states), "max" or "mean" over positions,
+            "max-mean" (the two joined), or "attention" (a learned weighted mean,
+            models.MaskedPooling). Default "last".
+        attention_units: int, the attention pooling's tanh layer size. Default 64.
         hidden: int, dense layer before the softmax (0 for none). Default 64.
         head_dropout: float, dropout before the softmax. Default 0.3.
         embeddings_initializer: initializer for the embedding. Default "uniform".
@@ -73,12 +75,12 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                  unk_dropout=0.0, char_features="none", char_vocabulary_size=0,
                  char_embedding_dim=25, char_units=50, char_kernel_size=3,
                  recurrent_dropout=0.0, adversarial=0.0, bigram_pairs=None, bigram_dim=50,
-                 virtual_adversarial=0.0, **kwargs):
+                 virtual_adversarial=0.0, attention_units=64, **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
         if pooling not in ("last", *POOLING_MODES):
-            raise ValueError("Expected pooling to be one of {'last', 'max', 'mean', 'max-mean'}. "
-                             f"Received: pooling={pooling!r}")
+            raise ValueError("Expected pooling to be one of {'last', 'max', 'mean', 'max-mean', "
+                             f"'attention'}}. Received: pooling={pooling!r}")
         if char_features not in ("none", "cnn", "lstm"):
             raise ValueError("Expected char_features to be one of {'none', 'cnn', 'lstm'}. "
                              f"Received: char_features={char_features!r}")
@@ -121,7 +123,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                                    name="encoder")
         x = encoder(x)
         if pooling != "last":
-            x = MaskedPooling(pooling, name="pooling")(x)
+            x = MaskedPooling(pooling, attention_units=attention_units, name="pooling")(x)
         if hidden:
             x = keras.layers.Dense(hidden, activation="relu", name="hidden")(x)
         if head_dropout:
@@ -139,6 +141,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         self.dropout = dropout
         self.merge_mode = merge_mode
         self.pooling = pooling
+        self.attention_units = int(attention_units)
         self.hidden = hidden
         self.head_dropout = head_dropout
         self.embeddings_initializer = keras.initializers.serialize(
@@ -164,6 +167,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             "embedding_dim": self.embedding_dim, "cell": self.cell, "units": self.units,
             "num_layers": self.num_layers, "bidirectional": self.bidirectional,
             "dropout": self.dropout, "merge_mode": self.merge_mode, "pooling": self.pooling,
+            "attention_units": self.attention_units,
             "hidden": self.hidden, "head_dropout": self.head_dropout,
             "embeddings_initializer": self.embeddings_initializer,
             "embedding_trainable": self.embedding_trainable,

@@ -158,7 +158,8 @@ _CHOICES = {
 # but only after the data is read and with a traceback.
 _AT_LEAST_ONE = {"units", "num_layers", "dim", "embedding_dim", "epochs", "batch_size",
                  "patience", "eval_batch_size", "max_length", "max_word_length", "kernel_size",
-                 "ensemble", "steps_per_execution", "vector_epochs", "vector_window"}
+                 "ensemble", "steps_per_execution", "vector_epochs", "vector_window",
+                 "attention_units"}
 
 
 _AT_LEAST_ZERO = {"max_minutes", "weight_decay", "clipnorm", "ema", "threads", "batch_tokens",

@@ -41,6 +41,7 @@ def test_set_overrides_are_typed():
     ("embedding.virtual_adversarial=-0.2",
      "'embedding.virtual_adversarial' must be at least 0 (0: off); got -0.2"),
     ("head.pooling=min", "head.pooling"),
+    ("head.attention_units=0", "'head.attention_units' must be at least 1; got 0"),
 ])
 def test_bad_overrides_are_user_errors(item, needle):
     with pytest.raises(UserError, match=re.escape(needle)):

@@ -49,7 +49,32 @@ def test_masked_pooling_matches_numpy():
         MaskedPooling("min")
 
 
-@pytest.mark.parametrize("pooling", ["last", "max", "mean", "max-mean"])
+def test_attention_pooling_by_hand():
+    """One tanh unit reading feature 0 only, context 1: the score of step t is
+    tanh(x[t, 0]). With x[0, 0] = artanh(ln 2) and x[1, 0] = 0 the scores are ln 2 and 0,
+    so the weights are 2/3 and 1/3; the padded third step (huge values) gets none."""
+    import math
+
+    pool = MaskedPooling("attention", attention_units=1)
+    x = np.array([[[math.atanh(math.log(2)), 3.0], [0.0, -6.0], [1e4, 1e4]]], "float32")
+    mask = np.array([[True, True, False]])
+    pool(x, mask=mask)  # builds the weights
+    pool.set_weights([np.array([[1.0], [0.0]], "float32"), np.zeros(1, "float32"),
+                      np.ones(1, "float32")])
+    np.testing.assert_allclose(pool.attention_weights(x, mask), [[2 / 3, 1 / 3, 0.0]],
+                               rtol=1e-6)
+    expected = [2 / 3 * math.atanh(math.log(2)) + 1 / 3 * 0.0, 2 / 3 * 3.0 + 1 / 3 * -6.0]
+    np.testing.assert_allclose(pool(x, mask=mask), [expected], rtol=1e-5, atol=1e-6)
+    # a row with no real step pools to zeros, not NaN
+    np.testing.assert_array_equal(pool(x, mask=np.zeros((1, 3), bool)), [[0.0, 0.0]])
+    # the layer keeps its size through saving, and refuses an empty scoring layer
+    again = MaskedPooling.from_config(pool.get_config())
+    assert again.mode == "attention" and again.attention_units == 1
+    with pytest.raises(ValueError, match="attention_units"):
+        MaskedPooling("attention", attention_units=0)
+
+
+@pytest.mark.parametrize("pooling", ["last", "max", "mean", "max-mean", "attention"])
 def test_classifier_config_and_save_round_trip(tmp_path, pooling):
     model = SentimentClassifier(30, 3, embedding_dim=4, units=3, num_layers=2,
                                 pooling=pooling, hidden=5, word_dropout=0.1, unk_dropout=0.2)

@@ -37,6 +37,7 @@ def _classifiers(cell, pooling, bidirectional, chars, members, seed=0):
 @pytest.mark.parametrize("cell,pooling,bidirectional,chars,members", [
     ("rnn", "max", True, False, 2),
     ("lstm", "last", True, False, 1),
+    ("gru", "attention", True, False, 1),  # the padded steps get no attention weight
     pytest.param("gru", "mean", True, True, 2, marks=pytest.mark.slow),
     pytest.param("lstm", "last", False, True, 1, marks=pytest.mark.slow),
 ])

@@ -88,8 +88,9 @@ def plot_confusion(matrix, labels, path, title="Confusion matrix (rows: gold)"):
     size = max(3.5, 0.45 * len(labels) + 2)
     fig, ax = plt.subplots(figsize=(size, size))
     ax.imshow(matrix, cmap="Blues")
-    ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
-    ax.set_yticks(range(len(labels)), labels)
+    labels, props = label_fonts(labels)
+    ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", **props)
+    ax.set_yticks(range(len(labels)), labels, **props)
     ax.set_xlabel("predicted")
     ax.set_ylabel("gold")
     top = max((max(r) for r in matrix), default=0) or 1
@@ -109,7 +110,8 @@ def plot_roc(roc, auc, path):
     ax.plot([0, 1], [0, 1], linestyle="--", color="grey")
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")
-    ax.set_title(f"ROC (positive: {roc['positive']})")
+    (positive,), props = label_fonts([roc["positive"]])
+    ax.set_title(f"ROC (positive: {positive})", **props)
     ax.legend(loc="lower right")
     return _save(fig, path)
 
@@ -121,7 +123,9 @@ def plot_bars(names, series, path, title, ylabel="score"):
     width = 0.8 / max(len(series), 1)
     for k, (label, values) in enumerate(series.items()):
         ax.bar([i + k * width for i in range(len(names))], values, width, label=label)
-    ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(names))], names)
+    names, props = label_fonts(names)
+    ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(names))], names,
+                  **props)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend()
@@ -164,6 +168,37 @@ def token_font(tokens):
     return False
 
 
+def drawable_text(text):
+    """`text` with every run of characters the default font cannot draw replaced by "…",
+    for a title when no installed font draws them (matplotlib would draw empty boxes and
+    warn once per character); the full text stays in the report's tables."""
+    from matplotlib import font_manager
+
+    default = font_manager.findfont(font_manager.FontProperties(family=["sans-serif"]))
+    out = []
+    for char in text:
+        if char.isspace() or _covers(default, char):
+            out.append(char)
+        elif not out or out[-1] != "…":
+            out.append("…")
+    return "".join(out)
+
+
+def label_fonts(labels):
+    """Class or type names as a plot can draw them: (names, text properties). With a font
+    that draws them all, the names and that font; when none does, each name numbered
+    ("0: …") with its undrawable characters elided, so two names stay apart."""
+    labels = [str(label) for label in labels]
+    font = token_font(labels)
+    if font is None:
+        return labels, {}
+    if font is False:
+        return [f"{i}: {drawable_text(label)}" for i, label in enumerate(labels)], {}
+    from matplotlib.font_manager import FontProperties
+
+    return labels, {"fontproperties": FontProperties(fname=font)}
+
+
 def plot_trace(panels, path, title, ylabel="probability", ylim=(-0.03, 1.03), reference=0.5,
                xlabel="tokens read"):
     """Reading traces, one panel per text: values against the tokens read so far.
@@ -171,7 +206,8 @@ def plot_trace(panels, path, title, ylabel="probability", ylim=(-0.03, 1.03), re
     The shared picture of every trace (a sentiment model's class probabilities after
     each prefix, the textbook's Case C, a tagger's or translator's token probabilities,
     a language model's surprisals). Tokens no installed font can draw are shown by
-    position, with the text in the panel's title. Long texts keep the figure at most
+    position, and the title keeps what the default font draws ("…" for the rest; the
+    report's tables have the text). Long texts keep the figure at most
     22 inches wide and label every k-th token.
 
     Args:
@@ -219,7 +255,8 @@ def plot_trace(panels, path, title, ylabel="probability", ylim=(-0.03, 1.03), re
         ax.set_xticks(list(xs)[::every], labels[::every], rotation=60 if widest > 12 else 0,
                       ha="right" if widest > 12 else "center", **props,
                       **({} if every == 1 else {"fontsize": 7}))
-        ax.set_title(panel["title"], fontsize=9, loc="left", **props)
+        ax.set_title(panel["title"] if font is not False else drawable_text(panel["title"]),
+                     fontsize=9, loc="left", **props)
         ax.legend(fontsize=7, loc="best")
     axes[-1, 0].set_xlabel(xlabel)
     fig.suptitle(title)

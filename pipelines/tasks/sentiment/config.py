@@ -11,8 +11,9 @@ from elman.config import (CharsConfig, DataConfig, EmbeddingConfig, EncoderConfi
 class SentimentHeadConfig:
     """The sentiment classifier's head."""
 
-    pooling: str = "last"  # last (final states), max or mean over positions, or max-mean
-    # (both joined)
+    pooling: str = "last"  # last (final states), max or mean over positions, max-mean
+    # (both joined), or attention (a learned weighted mean of the positions)
+    attention_units: int = 64  # pooling "attention": size of its tanh scoring layer
     hidden: int = 64  # dense layer size before the softmax; 0 for none
     dropout: float = 0.3  # dropout before the softmax
     label_smoothing: float = 0.0  # ε: the training target gives 1 - ε + ε/C to the gold
@@ -59,7 +60,7 @@ class SentimentConfig:
     """Everything a sentiment run needs."""
 
     choices: typing.ClassVar[dict] = {  # allowed values of this task's own string settings
-        "head.pooling": ("last", "max", "mean", "max-mean"),
+        "head.pooling": ("last", "max", "mean", "max-mean", "attention"),
         "pretrain.transfer": ("embedding-encoder", "embedding"),
     }
 
