@@ -130,3 +130,24 @@ def test_many_bidirectional_encoders_load_back(tmp_path):
                     False, True)
     x = np.random.default_rng(0).normal(size=(2, 4, 3)).astype("float32")
     np.testing.assert_allclose(loaded(x), model(x), atol=1e-6)
+
+
+def test_an_attention_pooled_run_exports_for_serving(tmp_path, tiny_sentiment):
+    """A run with `head.pooling=attention` saves its scoring weights in both exports: the
+    SavedModel (TF Serving's path) gives the Keras model's probabilities for raw text."""
+    import tensorflow as tf
+
+    from elman.core import runs
+    from tests.conftest import train_tiny_sentiment
+
+    run = train_tiny_sentiment(tmp_path, tiny_sentiment, "attention",
+                               "--set", "head.pooling=attention",
+                               "--set", "head.attention_units=6")
+    texts = ["the food was great", "服务太慢", "the service was slow, but the food was great"]
+    model = runs.load_model(run)
+    (classifier,) = [layer for layer in model.layers if isinstance(layer, SentimentClassifier)]
+    pooling = classifier.get_layer("pooling")
+    assert pooling.mode == "attention" and pooling.attention_units == 6
+    probs = np.asarray(model.predict(np.array(texts, dtype=object), verbose=0))
+    served = tf.saved_model.load(str(run / "saved_model"))
+    np.testing.assert_allclose(np.asarray(served.serve(tf.constant(texts))), probs, atol=1e-5)
