@@ -1,3 +1,5 @@
+import json
+
 import keras
 import numpy as np
 import pytest
@@ -132,7 +134,7 @@ def test_many_bidirectional_encoders_load_back(tmp_path):
     np.testing.assert_allclose(loaded(x), model(x), atol=1e-6)
 
 
-def test_an_attention_pooled_run_exports_for_serving(tmp_path, tiny_sentiment):
+def test_an_attention_pooled_run_exports_for_serving(tmp_path, tiny_sentiment, capsys):
     """A run with `head.pooling=attention` saves its scoring weights in both exports: the
     SavedModel (TF Serving's path) gives the Keras model's probabilities for raw text."""
     import tensorflow as tf
@@ -151,3 +153,15 @@ def test_an_attention_pooled_run_exports_for_serving(tmp_path, tiny_sentiment):
     probs = np.asarray(model.predict(np.array(texts, dtype=object), verbose=0))
     served = tf.saved_model.load(str(run / "saved_model"))
     np.testing.assert_allclose(np.asarray(served.serve(tf.constant(texts))), probs, atol=1e-5)
+    # `predict --trace` adds each token's attention weight, and they sum to 1
+    from elman import cli
+
+    capsys.readouterr()
+    assert cli.main(["predict", str(run), "--trace", "--format", "json", texts[2]]) == 0
+    trace = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    weights = [step["attention"] for step in trace["steps"]]
+    assert len(weights) == len(trace["tokens"]) and sum(weights) == pytest.approx(1, abs=1e-5)
+    assert cli.main(["predict", str(run), "--trace", texts[2]]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line.split() for line in lines if line.split()[:2] == ["t", "token"])
+    assert header[2:5] == ["negative", "positive", "attention"]

@@ -191,3 +191,52 @@ def test_each_task_formats_its_trace_as_a_table():
     text = LMPredictor.__new__(LMPredictor).format_trace(lm)
     assert "↺ <eol> (unknown)" in text and "3.00 bits over 2 tokens" in text
     assert "2 parallel pieces" in text and "last 1 tokens are not scored" in text
+
+
+@pytest.mark.parametrize("chars", [False, True])
+def test_attention_weights_in_the_trace_by_numpy(chars):
+    """With attention pooling each step carries its token's weight in the whole text: a
+    softmax over the text's tokens of u · tanh(W h_t + b), recomputed here with numpy from
+    the encoder's outputs, averaged over an ensemble's two members."""
+    import keras
+    import tensorflow as tf
+
+    from elman.tasks.sentiment.trace import PrefixTracer
+    from elman.text.tokenize import CharIds, TextTokenizer
+
+    tokenizer = TextTokenizer(vocabulary=VOCAB)
+    char_layer = CharIds(chars=sorted(set("".join(VOCAB)))[:28]) if chars else None
+    classifiers = _classifiers("gru", "attention", True, chars, 2)
+    tracer = PrefixTracer(tokenizer, classifiers, ["a", "b", "c"], char_layer)
+    traces = tracer.trace(TEXTS)
+    if not chars:  # 300 texts go through in chunks of 256 and come back in order
+        ids = [[3, 4, 5], [6, 7]] * 150
+        many = tracer.attention(ids)
+        assert len(many) == 300
+        for got, row in zip(many, ids):
+            np.testing.assert_allclose(got, tracer.attention([row])[0], atol=2e-6)
+    for text, trace in zip(TEXTS, traces):
+        ids = tokenizer(tf.constant([text])).numpy()[:, :len(trace["tokens"])]
+        x = ids if not chars else {"token_ids": ids,
+                                   "char_ids": char_layer(tf.constant([text])).numpy()}
+        expected = []
+        for member in classifiers:
+            pooling = member.get_layer("pooling")
+            encoder = keras.Model(member.input, member.get_layer("encoder").output)
+            h = np.asarray(encoder(x))[0].astype(np.float64)
+            w, b, u = (np.asarray(v, np.float64) for v in pooling.get_weights())
+            scores = np.tanh(h @ w + b) @ u
+            expected.append(np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum())
+        got = np.array([step["attention"] for step in trace["steps"]])
+        np.testing.assert_allclose(got, np.mean(expected, axis=0), atol=2e-6)
+        assert got.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_no_attention_column_without_attention_pooling():
+    from elman.tasks.sentiment.trace import PrefixTracer
+    from elman.text.tokenize import TextTokenizer
+
+    tracer = PrefixTracer(TextTokenizer(vocabulary=VOCAB), _classifiers("lstm", "max", True,
+                                                                        False, 1), ["a", "b", "c"])
+    assert tracer.attention([[2, 3]]) is None
+    assert all("attention" not in step for step in tracer.trace(TEXTS[:1])[0]["steps"])

@@ -79,7 +79,8 @@ class SentimentPredictor(Predictor):
 
         Returns:
             One dict per text: "text", "tokens", "labels", "steps" (one {"token", "oov",
-            "label", "probabilities"} per token read), the final "label" and
+            "label", "probabilities"} per token read, plus "attention", the token's weight
+            in the whole text, with attention pooling), the final "label" and
             "probabilities", "bidirectional", and "truncated" (as in `predict`).
         """
         traces = self.tracer.trace(list(texts))
@@ -98,13 +99,19 @@ class SentimentPredictor(Predictor):
             p = step["probabilities"]
             turn = "" if previous in (None, step["label"]) else f"← {step['label']}"
             previous = step["label"]
+            weight = [f"{step['attention']:.4f}"] if "attention" in step else []
             rows.append([str(t), shown(step["token"]) + (" (unknown)" if step["oov"] else ""),
-                         *[f"{p[label]:.4f}" for label in labels], bar(p[final]), turn])
+                         *[f"{p[label]:.4f}" for label in labels], *weight, bar(p[final]),
+                         turn])
         lines = [trace["text"]]
         if trace["bidirectional"]:
             lines.append("(bidirectional encoder: row t is the model applied to the first t "
                          "tokens; its backward direction reads only those)")
-        lines.append(table(["t", "token", *labels, f"p({final})", ""], rows,
-                           right=(0, *range(2, 2 + len(labels)))))
+        attention = ["attention"] if trace["steps"] and "attention" in trace["steps"][0] else []
+        if attention:
+            lines.append("(attention: the weight of each token in the whole text's pooled "
+                         "vector; the weights sum to 1)")
+        lines.append(table(["t", "token", *labels, *attention, f"p({final})", ""], rows,
+                           right=(0, *range(2, 2 + len(labels) + len(attention)))))
         lines.append(f"→ {final} ({trace['probabilities'][final]:.4f})")
         return "\n".join(lines)

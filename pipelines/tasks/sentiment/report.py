@@ -145,6 +145,8 @@ def _panel(trace, example, labels):
     shown = [gold] if len(labels) == 2 or predicted == gold else [gold, predicted]
     series = {f"p({name})" + (" gold" if name == gold else " predicted"):
               [s["probabilities"][name] for s in trace["steps"]] for name in shown}
+    if trace["steps"] and "attention" in trace["steps"][0]:  # attention pooling's weights
+        series["attention weight"] = [s["attention"] for s in trace["steps"]]
     return {"title": f"{example['text'][:90]}  (gold {gold}, predicted {predicted})",
             "tokens": trace["tokens"], "series": series}
 

@@ -151,6 +151,42 @@ class PrefixTracer:
             x = {"token_ids": x, "char_ids": np.concatenate(char_rows)}
         return x, starts
 
+    def attention(self, ids, chars=None):
+        """With attention pooling: the weight each token of each whole text gets, averaged
+        over the members that pool by attention (list of arrays [T]); None otherwise.
+
+        The weights are the pooling layer's own (`MaskedPooling.attention_weights`) on the
+        encoder's outputs for the whole text, the row `predict` reads."""
+        import keras
+
+        members = [c for c in self.classifiers if c.pooling == "attention"]
+        if not members:
+            return None
+        if len(ids) > 256:  # texts in chunks, so the padded grid stays small
+            return [w for start in range(0, len(ids), 256)
+                    for w in self.attention(ids[start:start + 256],
+                                            None if chars is None else chars[start:start + 256])]
+        width = max(max((len(r) for r in ids), default=1), 1)
+        grid = np.zeros((len(ids), width), np.int32)
+        for i, row in enumerate(ids):
+            grid[i, :len(row)] = row
+        x = grid
+        if self.char_layer is not None:
+            depth = max((len(c) for row in chars for c in row), default=1)
+            char_grid = np.zeros((len(ids), width, max(depth, 1)), np.int32)
+            for i, row in enumerate(chars):
+                for t, c in enumerate(row):
+                    char_grid[i, t, :len(c)] = c
+            x = {"token_ids": grid, "char_ids": char_grid}
+        total = np.zeros(grid.shape, np.float64)
+        for member in members:
+            pooling = member.get_layer("pooling")
+            encoder = keras.Model(member.input, member.get_layer("encoder").output)
+            encoded = encoder(x, training=False)
+            total += np.asarray(pooling.attention_weights(encoded, grid != 0), np.float64)
+        total /= len(members)
+        return [total[i, :len(row)] for i, row in enumerate(ids)]
+
     def trace(self, texts):
         """One trace dict per text (see `SentimentPredictor.trace`)."""
         for i, text in enumerate(texts, start=1):
@@ -163,10 +199,11 @@ class PrefixTracer:
             out = self._forward(x)
             for i, start in zip(group, starts):
                 probs[i] = out[start:start + max(len(ids[i]), 1)]
-        return [self._record(text, toks, row_ids, p)
-                for text, toks, row_ids, p in zip(texts, tokens, ids, probs)]
+        weights = self.attention(ids, chars) or [None] * len(ids)
+        return [self._record(text, toks, row_ids, p, w)
+                for text, toks, row_ids, p, w in zip(texts, tokens, ids, probs, weights)]
 
-    def _record(self, text, tokens, ids, probs):
+    def _record(self, text, tokens, ids, probs, attention=None):
         labels = self.labels
 
         def dist(row):
@@ -175,6 +212,9 @@ class PrefixTracer:
         steps = [{"token": token, "oov": token_id == 1, "label": labels[int(row.argmax())],
                   "probabilities": dist(row)}
                  for token, token_id, row in zip(tokens, ids, probs)]
+        if attention is not None:  # how much of the whole text's pooled vector each token is
+            for step, weight in zip(steps, attention):
+                step["attention"] = round(float(weight), 6)
         final = probs[-1]
         return {"text": text, "tokens": tokens, "labels": labels, "steps": steps,
                 "label": labels[int(final.argmax())], "probabilities": dist(final),
