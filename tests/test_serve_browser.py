@@ -230,3 +230,29 @@ def test_reports_page_opens_a_report(site, browser, tmp_path):
     assert browser.current_url.endswith(f"/reports/sentiment/{name}/report.html")
     assert f"Sentiment report — {name}" in browser.find_element(By.TAG_NAME, "h1").text
     browser.save_screenshot(str(tmp_path / "report.png"))
+
+
+def test_the_sentiment_trace_shows_attention_weights(browser, tmp_path, tiny_sentiment):
+    """A run with attention pooling: the page's trace table gains each token's weight,
+    as the API's trace gives it."""
+    _require_browser()
+    from elman.serve.models import load_models
+    from tests.conftest import train_tiny_sentiment
+    from tests.test_serve import start_server
+
+    run = train_tiny_sentiment(tmp_path, tiny_sentiment, "attention-run",
+                               "--set", "head.pooling=attention")
+    models = load_models([run], reports_root=tmp_path / "reports", log=lambda *a: None)
+    server = start_server(models, reports=tmp_path / "reports")
+    try:
+        name, text = next(iter(models)), "the service was slow but the food was great"
+        result = _predict_in_page(browser, server.url, name, text, trace=True)
+        trace = _api(server.url, name, text, "trace")
+        assert _trace_rows(result) == [
+            [str(t), step["token"], *(f"{step['probabilities'][label]:.4f}"
+                                      for label in trace["labels"]),
+             f"{step['attention']:.4f}", ""]
+            for t, step in enumerate(trace["steps"], start=1)]
+        browser.save_screenshot(str(tmp_path / "sentiment-attention.png"))
+    finally:
+        server.stop()

@@ -222,10 +222,14 @@
     const box = el("div", { class: "trace-box", "data-task": model.task });
     box.append(el("p", { class: "headline" }, "How the model reads it"));
     if (model.task === "sentiment") {
+      // attention pooling: each token's weight in the whole text (they sum to 1)
+      const weighted = trace.steps.length > 0 && typeof trace.steps[0].attention === "number";
       box.append(traceChart(trace), traceTable(
-        ["t", "token", ...trace.labels],
+        ["t", "token", ...trace.labels, ...(weighted ? ["attention", ""] : [])],
         trace.steps.map((s, i) => [String(i + 1), s.token,
-                                   ...trace.labels.map((l) => s.probabilities[l].toFixed(4))])));
+                                   ...trace.labels.map((l) => s.probabilities[l].toFixed(4)),
+                                   ...(weighted ? [s.attention.toFixed(4),
+                                                   meter(s.attention)] : [])])));
     } else if (model.task === "tagging") {
       box.append(traceTable(["token", "tag", "p(tag)", ""], trace.steps.map(
         (s) => [s.token, s.tag, s.probability.toFixed(4), meter(s.probability)])));
