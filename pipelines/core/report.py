@@ -150,6 +150,13 @@ def _covers(path, text):
                                     if not c.isspace())
 
 
+def _default_font():
+    """The file of the font matplotlib draws text with by default."""
+    from matplotlib import font_manager
+
+    return font_manager.findfont(font_manager.FontProperties(family=["sans-serif"]))
+
+
 def token_font(tokens):
     """The font for drawing `tokens`: None (matplotlib's default draws them all), the
     path of an installed font that does (e.g. a CJK font matplotlib's cache missed), or
@@ -157,8 +164,7 @@ def token_font(tokens):
     from matplotlib import font_manager
 
     text = "".join(tokens)
-    default = font_manager.findfont(font_manager.FontProperties(family=["sans-serif"]))
-    if _covers(default, text):
+    if _covers(_default_font(), text):
         return None
     if "system" not in _FONTS:
         _FONTS["system"] = sorted(font_manager.findSystemFonts())
@@ -172,9 +178,7 @@ def drawable_text(text):
     """`text` with every run of characters the default font cannot draw replaced by "…",
     for a title when no installed font draws them (matplotlib would draw empty boxes and
     warn once per character); the full text stays in the report's tables."""
-    from matplotlib import font_manager
-
-    default = font_manager.findfont(font_manager.FontProperties(family=["sans-serif"]))
+    default = _default_font()
     out = []
     for char in text:
         if char.isspace() or _covers(default, char):

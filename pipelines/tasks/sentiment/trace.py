@@ -51,6 +51,14 @@ def prefix_rows(values, width=None):
     return rows
 
 
+def _char_grid(chars, depth):
+    """One text's char ids (a list per token) as an int32 array [T, max(depth, 1)]."""
+    grid = np.zeros((len(chars), max(depth, 1)), np.int32)
+    for t, c in enumerate(chars):
+        grid[t, :len(c)] = c
+    return grid
+
+
 class PrefixTracer:
     """Class probabilities after every prefix of raw texts, batched.
 
@@ -70,6 +78,7 @@ class PrefixTracer:
         self.char_layer = char_layer
         self.max_rows = max_rows
         self._function = None
+        self._encoders = {}  # member index → its embedding-to-encoder model (attention)
 
     @property
     def bidirectional(self):
@@ -142,10 +151,7 @@ class PrefixTracer:
             word_rows.append(prefix_rows(ids[i], width))
             start += len(word_rows[-1])
             if chars[i] is not None:
-                grid = np.zeros((len(chars[i]), max(depth, 1)), np.int32)
-                for t, c in enumerate(chars[i]):
-                    grid[t, :len(c)] = c
-                char_rows.append(prefix_rows(grid, width))
+                char_rows.append(prefix_rows(_char_grid(chars[i], depth), width))
         x = np.concatenate(word_rows)
         if self.char_layer is not None:
             x = {"token_ids": x, "char_ids": np.concatenate(char_rows)}
@@ -159,7 +165,7 @@ class PrefixTracer:
         encoder's outputs for the whole text, the row `predict` reads."""
         import keras
 
-        members = [c for c in self.classifiers if c.pooling == "attention"]
+        members = [k for k, c in enumerate(self.classifiers) if c.pooling == "attention"]
         if not members:
             return None
         if len(ids) > 256:  # texts in chunks, so the padded grid stays small
@@ -175,15 +181,16 @@ class PrefixTracer:
             depth = max((len(c) for row in chars for c in row), default=1)
             char_grid = np.zeros((len(ids), width, max(depth, 1)), np.int32)
             for i, row in enumerate(chars):
-                for t, c in enumerate(row):
-                    char_grid[i, t, :len(c)] = c
+                char_grid[i, :len(row)] = _char_grid(row, depth)
             x = {"token_ids": grid, "char_ids": char_grid}
         total = np.zeros(grid.shape, np.float64)
-        for member in members:
-            pooling = member.get_layer("pooling")
-            encoder = keras.Model(member.input, member.get_layer("encoder").output)
-            encoded = encoder(x, training=False)
-            total += np.asarray(pooling.attention_weights(encoded, grid != 0), np.float64)
+        for k in members:
+            member = self.classifiers[k]
+            if k not in self._encoders:
+                self._encoders[k] = keras.Model(member.input, member.get_layer("encoder").output)
+            encoded = self._encoders[k](x, training=False)
+            weights = member.get_layer("pooling").attention_weights(encoded, grid != 0)
+            total += np.asarray(weights, np.float64)
         total /= len(members)
         return [total[i, :len(row)] for i, row in enumerate(ids)]
 
