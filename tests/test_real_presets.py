@@ -151,6 +151,54 @@ def test_ner_zh_reads_bis_tags_one_character_per_line(tmp_path, separator):
     assert predicted <= {"O", "B-", "I-", "S-"}, predicted  # written in the file's B/I/S
 
 
+def _cluener(sentences):
+    """CLUENER's JSON lines: the raw text and {type: {surface: [[start, end]]}}, end
+    included, built from the tagged characters of `_chinese_sentences`."""
+    lines = []
+    for tagged in sentences:
+        text = "".join(c for c, _ in tagged)
+        label = {}
+        for kind, start, end in _entity_spans([t for _, t in tagged]):
+            label.setdefault(kind, {}).setdefault(text[start:end], []).append([start, end - 1])
+        lines.append(json.dumps({"id": len(lines), "text": text, "label": label},
+                                ensure_ascii=False))
+    return "\n".join(lines) + "\n"
+
+
+def _entity_spans(tags):
+    """(type, start, end excluded) of B/I/S tags, read directly."""
+    spans = []
+    for i, tag in enumerate(tags):
+        if tag[:2] in ("B-", "S-"):
+            spans.append([tag[2:], i, i + 1])
+        elif tag[:2] == "I-":
+            spans[-1][2] = i + 1
+    return spans
+
+
+def test_ner_zh_reads_cluener_json_with_entity_spans(tmp_path):
+    train, dev = _chinese_sentences(30, 0), _chinese_sentences(8, 1)
+    (tmp_path / "train.json").write_text(_cluener(train), encoding="utf-8")
+    (tmp_path / "dev.json").write_text(_cluener(dev), encoding="utf-8")
+    run, metrics, reports = _train(tmp_path, "tagging", "ner-zh", "train.json", "dev.json")
+    read = metrics["data"]["validation"]
+    assert read["sentences"] == len(dev) and read["span_records"] == len(dev)
+    assert read["tokens"] == sum(len(s) for s in dev)  # one token per character
+    assert read["tokens_split_at_entity_edges"] == 0 and read["skipped"] == {}
+    for kind in ("PER", "LOC", "ORG"):
+        expected = sum(1 for s in dev for _, t in s if t in ("B-" + kind, "S-" + kind))
+        assert read["entities"][kind] == expected
+    written = _conll_blocks(reports.rglob("predictions_validation.conll").__next__())
+    assert [[r[0] for r in rows] for rows in written] == [[c for c, _ in s] for s in dev]
+    bio = [("B-" if t[:2] == "S-" else t[:2]) + t[2:] if t != "O" else t
+           for s in dev for _, t in s]  # spans carry no scheme: the gold is BIO
+    assert [r[1] for rows in written for r in rows] == bio
+    import elman
+
+    tagged = elman.load(run).predict(["张伟在北京工作。"])[0]
+    assert tagged["tokens"] == list("张伟在北京工作。")
+
+
 @pytest.mark.parametrize("preset, language", [("zh-reviews", "zh"), ("doc", "en")])
 def test_sentiment_presets_train_on_their_kind_of_csv(tmp_path, preset, language):
     from tests.conftest import NEGATIVE, POSITIVE, write_csv

@@ -139,6 +139,18 @@ def split_raw_text(text):
     return _RAW_TOKEN.findall(text)
 
 
+def raw_token_offsets(text):
+    """The (start, end) character offsets of `split_raw_text`'s tokens, end excluded.
+
+    Example:
+
+    ```python
+    raw_token_offsets("Hi, 北京")  # [(0, 2), (2, 3), (4, 5), (5, 6)]
+    ```
+    """
+    return [match.span() for match in _RAW_TOKEN.finditer(text)]
+
+
 def _is_cjk(text):
     return any("\u2e80" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff" or "\uff00" <= c <= "\uffef"
                or "\U00020000" <= c <= "\U0002ffff" for c in text)

@@ -13,7 +13,9 @@ that nothing skipped goes unreported: `sentences`, `tokens`, `docstart_lines`,
 `comment_lines`, `multiword_tokens`, `empty_nodes`, `repaired_tags`,
 `ill_formed_tags`, `continued_entities` (sentences that begin inside an entity, see
 `schemes.starts_inside`: their first entity is read as starting at their first
-token), and `scheme` (the scheme read).
+token), `span_records`, `tokens_split_at_entity_edges`, `duplicate_spans` and
+`overlapping_spans` (JSON records of raw text with entity spans, see
+`read_jsonl`), and `scheme` (the scheme read).
 
 Example:
 
@@ -327,6 +329,117 @@ def _json_records(path):
 
 TOKEN_KEYS = ("tokens", "words", "text", "chars", "characters")  # tried in this order
 TAG_KEYS = ("tags", "ner_tags", "labels", "label", "ner")  # when the keys are not given
+SPAN_KEYS = ("label", "labels", "entities", "spans", "ner")  # entity spans over a string
+
+
+def _span_keys(record, tokens_key, tags_key, guess):
+    """(text key, spans key) when `record` holds a raw string and entity spans over it
+    (CLUENER's `{"text": str, "label": {type: {surface: [[start, end]]}}}`, doccano's
+    `{"text": str, "label": [[start, end, type]]}`), else None."""
+    text_key = tokens_key if tokens_key in record or not guess else "text"
+    if not isinstance(record.get(text_key), str):
+        return None
+    keys = [tags_key] if tags_key in record or not guess else SPAN_KEYS
+    for key in keys:
+        value = record.get(key)
+        if isinstance(value, dict) or (isinstance(value, list) and all(
+                isinstance(item, (list, dict)) for item in value)):
+            return text_key, key
+    return None
+
+
+def _spans(value, text, path, number):
+    """The entity spans of one record as (start, end, type), `end` excluded."""
+    spans = []
+    if isinstance(value, dict):  # CLUENER: {type: {surface: [[start, end], ...]}}, end included
+        for kind, mentions in value.items():
+            if not isinstance(mentions, dict):
+                raise UserError(f"Expected the spans of type {kind!r} as {{surface: [[start, "
+                                f"end], ...]}}, found {type(mentions).__name__}.",
+                                path=path, line=number)
+            for surface, places in mentions.items():
+                for place in places if isinstance(places, list) else [places]:
+                    if not (isinstance(place, list) and len(place) == 2
+                            and all(type(i) is int for i in place)):
+                        raise UserError(f"Expected [start, end] offsets for {kind} {surface!r}, "
+                                        f"found {place!r}.", path=path, line=number)
+                    start, end = place[0], place[1] + 1
+                    _check_offsets(text, start, end, kind, path, number)
+                    if text[start:end] != surface:
+                        raise UserError(
+                            f"{kind} {surface!r} at [{place[0]}, {place[1]}] reads "
+                            f"{text[start:end]!r} in the text; expected character offsets "
+                            "with the end included (CLUENER's convention).",
+                            path=path, line=number)
+                    spans.append((start, end, str(kind)))
+        return spans
+    for item in value:  # doccano: [start, end, type] or {"start_offset", "end_offset", "label"}
+        if isinstance(item, dict):
+            start = item.get("start_offset", item.get("start"))
+            end = item.get("end_offset", item.get("end"))
+            kind = item.get("label", item.get("type"))
+        elif len(item) == 3:
+            start, end, kind = item
+        else:
+            start = end = kind = None
+        if type(start) is not int or type(end) is not int or not isinstance(kind, str):
+            raise UserError(f"Expected a span [start, end, type] (end excluded), found "
+                            f"{item!r}.", path=path, line=number)
+        _check_offsets(text, start, end, kind, path, number)
+        spans.append((start, end, kind))
+    return spans
+
+
+def _check_offsets(text, start, end, kind, path, number):
+    if not 0 <= start < end <= len(text):
+        raise UserError(f"The {kind} span [{start}, {end}) is outside the text's "
+                        f"{len(text)} characters or empty.", path=path, line=number)
+    if not kind or any(c.isspace() for c in kind):
+        raise UserError(f"Expected an entity type name without spaces, found {kind!r}.",
+                        path=path, line=number)
+    if not text[start:end].strip():
+        raise UserError(f"The {kind} span [{start}, {end}) holds only spaces.", path=path,
+                        line=number)
+
+
+def _tag_spans(text, spans, path, number, repair, stats):
+    """Tokens (`split_raw_text`'s, cut further at span edges) and their BIO tags."""
+    from elman.text.splitters import raw_token_offsets
+
+    if len(set(spans)) < len(spans):  # the same span listed twice: one entity
+        _count(stats, "duplicate_spans", len(spans) - len(set(spans)))
+    spans = sorted(set(spans), key=lambda s: (s[0], -(s[1] - s[0]), s[2]))
+    kept = []
+    for span in spans:
+        clash = next((k for k in kept if span[0] < k[1] and k[0] < span[1]), None)
+        if clash is None:
+            kept.append(span)
+            continue
+        if not repair:
+            raise UserError(
+                f"The {span[2]} span {text[span[0]:span[1]]!r} [{span[0]}, {span[1]}) overlaps "
+                f"the {clash[2]} span {text[clash[0]:clash[1]]!r} [{clash[0]}, {clash[1]}); "
+                "one tag per token cannot hold both. Pass --repair-bio (data.repair_bio) to "
+                "keep the longer (the first on a tie) and count the other.",
+                path=path, line=number)
+        _count(stats, "overlapping_spans")
+    edges = {e for span in kept for e in span[:2]}
+    tokens, bounds = [], []
+    for start, end in raw_token_offsets(text):
+        cuts = sorted(e for e in edges if start < e < end)
+        if cuts:
+            _count(stats, "tokens_split_at_entity_edges")
+        for a, b in zip([start] + cuts, cuts + [end]):
+            piece = text[a:b].strip()
+            if piece:
+                tokens.append(piece)
+                bounds.append((a, b))
+    tags = ["O"] * len(tokens)
+    for start, end, kind in kept:
+        inside = [i for i, (a, b) in enumerate(bounds) if start <= a and b <= end]
+        for n, i in enumerate(inside):
+            tags[i] = ("B-" if n == 0 else "I-") + kind
+    return tokens, tags
 
 
 def _guess_key(record, given, known):
@@ -341,7 +454,16 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
                repair=False, stats=None, guess_keys=False):
     """Reads JSON lines `{"tokens": [...], "tags": [...]}`, one sentence per line.
 
-    A `.json` file holding one JSON array of such objects is read too.
+    A `.json` file holding one JSON array of such objects is read too. So are records
+    of raw text with entity spans over its characters: CLUENER's `{"text": str,
+    "label": {type: {surface: [[start, end], ...]}}}` (end included; the surface must
+    read so in the text) and doccano's `{"text": str, "label": [[start, end, type],
+    ...]}` or `[{"start_offset", "end_offset", "label"}, ...]` (end excluded). Their
+    text is split as raw text is at prediction (`split_raw_text`: a CJK character per
+    token, Latin words whole), a token is cut where a span begins or ends inside it
+    (counted as `tokens_split_at_entity_edges`), and the spans become BIO tags. Two
+    spans that overlap are an error; with `repair` the longer is kept (the first on a
+    tie) and the other counted as `overlapping_spans`.
 
     Args:
         path: str or Path, the file.
@@ -371,6 +493,18 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
         if not isinstance(record, dict):
             raise UserError(f"Expected a JSON object with {tokens_key!r} and {tags_key!r}, "
                             f"found {type(record).__name__}.", path=path, line=number)
+        span_keys = _span_keys(record, tokens_key, tags_key, guess_keys)
+        if span_keys is not None:
+            text = record[span_keys[0]]
+            tokens, tags = _tag_spans(text, _spans(record[span_keys[1]], text, path, number),
+                                      path, number, repair, stats)
+            if not tokens:
+                raise UserError(f"Empty sentence: {span_keys[0]!r} holds no token.",
+                                path=path, line=number)
+            _count(stats, "span_records")
+            raw.append({"tokens": tokens, "tags": tags, "lines": [number] * len(tokens),
+                        "source": f"{path}:{number}"})
+            continue
         if guess_keys:
             tokens_key = _guess_key(record, tokens_key, TOKEN_KEYS)
             tags_key = _guess_key(record, tags_key, TAG_KEYS)

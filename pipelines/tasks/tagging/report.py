@@ -270,7 +270,9 @@ def _split_info(split, vocab):
     entity_oov = sum(vocab.word_id(t) == 1 for t in entity_tokens)
     st = split.counts
     skipped = {k: st.get(k, 0) for k in ("docstart_lines", "comment_lines",
-                                         "multiword_tokens", "empty_nodes") if st.get(k)}
+                                         "multiword_tokens", "empty_nodes",
+                                         "overlapping_spans", "duplicate_spans")
+               if st.get(k)}
     info = {"sentences": len(split.items), "tokens": len(tokens),
             "oov_tokens": oov, "oov_rate": oov / len(tokens) if tokens else 0.0,
             "entity_tokens": len(entity_tokens),
@@ -279,6 +281,9 @@ def _split_info(split, vocab):
             "ill_formed_tags": st.get("ill_formed_tags", 0),
             "continued_entities": st.get("continued_entities", 0), "skipped": skipped,
             "source": split.source, "scheme_read": st.get("scheme")}
+    if st.get("span_records"):  # read from raw text with entity spans (CLUENER, doccano)
+        info["span_records"] = st["span_records"]
+        info["tokens_split_at_entity_edges"] = st.get("tokens_split_at_entity_edges", 0)
     if vocab.entity:
         info["entities"] = dict(sorted(Counter(
             e[0] for s in split.items for e in tag_schemes.bio_spans(s["tags"])).items()))

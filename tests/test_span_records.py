@@ -1,0 +1,128 @@
+"""JSON records of raw text with entity spans (CLUENER, doccano) read as tagged tokens.
+
+The expected tokens and tags are written out by hand from the record's text and
+offsets; the reader under test never supplies them.
+"""
+
+import json
+
+import pytest
+
+from elman.errors import UserError
+from elman.tasks.tagging import readers
+
+
+def _write(tmp_path, records, name="train.json"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+                    encoding="utf-8")
+    return path
+
+
+def _read(path, **options):
+    stats = {}
+    sentences = readers.read_jsonl(path, guess_keys=True, scheme="auto", stats=stats,
+                                   **options)
+    return [list(zip(s["tokens"], s["tags"])) for s in sentences], stats
+
+
+def test_cluener_record_one_character_per_token(tmp_path):
+    # 上海华星公司的张伟说: 上海 0-1 (address), 华星公司 2-5 (company),
+    # 张伟 7-8 (name)
+    record = {"text": "上海华星公司的张伟说",
+              "label": {"address": {"上海": [[0, 1]]}, "company": {"华星公司": [[2, 5]]},
+                        "name": {"张伟": [[7, 8]]}}}
+    sentences, stats = _read(_write(tmp_path, [record]))
+    assert sentences == [[("上", "B-address"), ("海", "I-address"), ("华", "B-company"),
+                          ("星", "I-company"), ("公", "I-company"), ("司", "I-company"),
+                          ("的", "O"), ("张", "B-name"), ("伟", "I-name"), ("说", "O")]]
+    assert stats["span_records"] == 1 and stats["sentences"] == 1 and stats["tokens"] == 10
+    assert stats.get("tokens_split_at_entity_edges", 0) == 0
+
+
+def test_cluener_surface_listed_twice_and_latin_words_whole(tmp_path):
+    # "张伟和张伟在NBA" : 张伟 at 0-1 and 3-4; NBA at 6-8 (organization), a Latin word whole
+    record = {"text": "张伟和张伟在NBA",
+              "label": {"name": {"张伟": [[0, 1], [3, 4]]},
+                        "organization": {"NBA": [[6, 8]]}}}
+    sentences, _ = _read(_write(tmp_path, [record]))
+    assert sentences == [[("张", "B-name"), ("伟", "I-name"), ("和", "O"), ("张", "B-name"),
+                          ("伟", "I-name"), ("在", "O"), ("NBA", "B-organization")]]
+
+
+def test_doccano_spans_over_english_text(tmp_path):
+    # "Anna Berg joined Nordic Rail in Oslo." : [0, 9) PER, [17, 28) ORG, [32, 36) LOC
+    records = [{"text": "Anna Berg joined Nordic Rail in Oslo.",
+                "label": [[17, 28, "ORG"], [0, 9, "PER"], [32, 36, "LOC"]]},
+               {"text": "It rained.", "label": []},
+               {"text": "Mei Chen left.",
+                "label": [{"start_offset": 0, "end_offset": 8, "label": "PER"}]}]
+    sentences, stats = _read(_write(tmp_path, records, "train.jsonl"))
+    assert sentences == [
+        [("Anna", "B-PER"), ("Berg", "I-PER"), ("joined", "O"), ("Nordic", "B-ORG"),
+         ("Rail", "I-ORG"), ("in", "O"), ("Oslo", "B-LOC"), (".", "O")],
+        [("It", "O"), ("rained", "O"), (".", "O")],
+        [("Mei", "B-PER"), ("Chen", "I-PER"), ("left", "O"), (".", "O")]]
+    assert stats["span_records"] == 3 and stats["scheme"] == "BIO"
+
+
+def test_span_edge_inside_a_token_cuts_it_and_counts(tmp_path):
+    # "买iPhone8手机" : the product is "iPhone" [1, 7); the raw token is "iPhone8"
+    record = {"text": "买iPhone8手机", "label": [[1, 7, "product"]]}
+    sentences, stats = _read(_write(tmp_path, [record]))
+    assert sentences == [[("买", "O"), ("iPhone", "B-product"), ("8", "O"), ("手", "O"),
+                          ("机", "O")]]
+    assert stats["tokens_split_at_entity_edges"] == 1
+
+
+def test_named_keys_are_used_as_given(tmp_path):
+    path = _write(tmp_path, [{"content": "北京很大", "entities": [[0, 2, "LOC"]]}])
+    stats = {}
+    out = readers.read_jsonl(path, tokens_key="content", tags_key="entities", stats=stats)
+    assert [(s["tokens"], s["tags"]) for s in out] == [(["北", "京", "很", "大"],
+                                                       ["B-LOC", "I-LOC", "O", "O"])]
+
+
+def test_overlapping_spans_fail_or_keep_the_longer_when_repairing(tmp_path):
+    # 北京大学 [0, 4) ORG holds 北京 [0, 2) LOC
+    record = {"text": "他在北京大学", "label": [[2, 4, "LOC"], [2, 6, "ORG"]]}
+    path = _write(tmp_path, [{"text": "你好", "label": []}, record])
+    with pytest.raises(UserError) as caught:
+        _read(path)
+    assert caught.value.line == 2 and "overlaps" in str(caught.value)
+    assert "--repair-bio" in str(caught.value)
+    sentences, stats = _read(path, repair=True)
+    assert sentences[1] == [("他", "O"), ("在", "O"), ("北", "B-ORG"), ("京", "I-ORG"),
+                            ("大", "I-ORG"), ("学", "I-ORG")]
+    assert stats["overlapping_spans"] == 1
+
+
+def test_duplicate_spans_are_one_entity_and_counted(tmp_path):
+    record = {"text": "北京很大", "label": [[0, 2, "LOC"], [0, 2, "LOC"]]}
+    sentences, stats = _read(_write(tmp_path, [record]))
+    assert sentences == [[("北", "B-LOC"), ("京", "I-LOC"), ("很", "O"), ("大", "O")]]
+    assert stats["duplicate_spans"] == 1
+
+
+@pytest.mark.parametrize("label, expected", [
+    # CLUENER's end is included: offsets written with the end excluded read one more char
+    ({"name": {"张伟": [[0, 2]]}}, "reads '张伟说'"),
+    ([[0, 9, "PER"]], "outside the text's 3 characters"),
+    ([[2, 2, "PER"]], "or empty"),
+    ([[0, 2, "PER NAME"]], "without spaces"),
+    ([[0, 2]], "Expected a span [start, end, type]"),
+    ([["0", 2, "PER"]], "Expected a span [start, end, type]"),
+    ({"name": {"张伟": [0, 1]}}, "Expected [start, end] offsets"),
+])
+def test_bad_spans_name_the_line(tmp_path, label, expected):
+    path = _write(tmp_path, [{"text": "你好", "label": []},
+                             {"text": "张伟说", "label": label}])
+    with pytest.raises(UserError) as caught:
+        _read(path)
+    assert caught.value.line == 2
+    assert expected in str(caught.value)
+
+
+def test_text_of_spaces_only_is_an_empty_sentence(tmp_path):
+    with pytest.raises(UserError, match="holds no token"):
+        _read(_write(tmp_path, [{"text": "   ", "label": []}]))
