@@ -62,11 +62,45 @@ def test_non_utf8_reports_the_line(tmp_path):
 
 def test_unknown_column_names_the_columns(tmp_path):
     path = tmp_path / "a.csv"
-    path.write_text("review,label\ngood,pos\n", encoding="utf-8")
-    with pytest.raises(UserError, match="unknown text column 'text'.*review, label"):
+    path.write_text("comments,label\ngood,pos\n", encoding="utf-8")
+    with pytest.raises(UserError, match="unknown text column 'text'.*comments, label"):
         data.read_labeled_file(path)
-    split = data.read_labeled_file(path, text_column="review")
-    assert data.texts(split) == ["good"]
+    split = data.read_labeled_file(path, text_column="comments")
+    assert data.texts(split) == ["good"] and split.counts == {}
+
+
+@pytest.mark.parametrize("header, rows, text, label, found", [
+    # SophonPlus's Chinese review sets: label first, the text under `review`
+    ("label,review", "1,很好吃\n0,太慢了\n", ["很好吃", "太慢了"], ["1", "0"],
+     {"text": "review"}),
+    # GLUE's SST-2 layout
+    ("sentence\tlabel", "a fine film\t1\ndull\t0\n", ["a fine film", "dull"], ["1", "0"],
+     {"text": "sentence"}),
+    # both defaults missing
+    ("sentiment,content", "pos,great\nneg,awful\n", ["great", "awful"], ["pos", "neg"],
+     {"text": "content", "label": "sentiment"}),
+])
+def test_a_missing_default_column_is_found_among_the_usual_names(tmp_path, header, rows,
+                                                                  text, label, found):
+    path = tmp_path / ("a.tsv" if "\t" in header else "a.csv")
+    path.write_text(header + "\n" + rows, encoding="utf-8")
+    split = data.read_labeled_file(path)
+    assert data.texts(split) == text and data.labels(split) == label
+    assert split.counts == {"columns_found": found}
+
+
+def test_column_finding_records_only_what_it_found_and_never_guesses_between_two(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"review": "good", "label": "pos"}\n', encoding="utf-8")
+    assert data.read_labeled_file(path).counts == {"columns_found": {"text": "review"}}
+    two = tmp_path / "two.csv"  # `review` and `sentence` both there: no guess, the error
+    two.write_text("review,sentence,label\ngood,fine,pos\n", encoding="utf-8")
+    with pytest.raises(UserError, match="unknown text column 'text'"):
+        data.read_labeled_file(two)
+    given = tmp_path / "given.csv"  # a column named by the user is never replaced
+    given.write_text("review,label\ngood,pos\n", encoding="utf-8")
+    with pytest.raises(UserError, match="unknown text column 'body_text'"):
+        data.read_labeled_file(given, text_column="body_text")
 
 
 def test_empty_and_missing_files(tmp_path):

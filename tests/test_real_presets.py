@@ -211,10 +211,18 @@ def test_sentiment_presets_train_on_their_kind_of_csv(tmp_path, preset, language
     if language == "en":  # whole reviews: one longer than the preset's 400 tokens
         rows.append((" ".join(["the room was fine and the staff were kind"] * 50),
                      "positive"))
-    write_csv(tmp_path / "train.csv", rows * 4)
-    write_csv(tmp_path / "dev.csv", rows)
-    run, metrics, _ = _train(tmp_path, "sentiment", preset, "train.csv", "dev.csv")
+    if language == "zh":  # the layout of SophonPlus's Chinese review sets: `label,review`
+        write_csv(tmp_path / "train.csv", [(b, a) for a, b in rows * 4], ("label", "review"))
+        write_csv(tmp_path / "dev.csv", [(b, a) for a, b in rows], ("label", "review"))
+    else:
+        write_csv(tmp_path / "train.csv", rows * 4)
+        write_csv(tmp_path / "dev.csv", rows)
+    run, metrics, reports = _train(tmp_path, "sentiment", preset, "train.csv", "dev.csv")
     assert metrics["scores"]["examples"] == len(rows)
+    found = {"text": "review"} if language == "zh" else {}
+    assert all(metrics["data"][n]["columns_found"] == found for n in ("train", "validation"))
+    report = next(reports.rglob("report.md")).read_text(encoding="utf-8")
+    assert ("its text was read from `review`" in report) == (language == "zh")
     if language == "en":  # the long review (9 words × 50 = 450) is cut to the preset's 400
         counts = metrics["data"]["validation"]["tokens"]  # and counted, not dropped
         assert counts["truncated_examples"] == 1 and counts["truncated_tokens"] == 50

@@ -89,6 +89,7 @@ class _Rows:
         self.skip_bad_rows = skip_bad_rows
         self.examples = []
         self.skipped = []
+        self.columns_found = {}  # role → column, where a default column was looked for
 
     def bad(self, line, reason):
         if not self.skip_bad_rows:
@@ -118,6 +119,31 @@ def _separator_hint(available):
         if mark in str(available[0]):
             return f"; the header is one column that holds {name}: {fix}"
     return ""
+
+
+# Other names real corpora give their columns (SophonPlus's Chinese review sets have
+# `label,review`, GLUE's SST-2 `sentence,label`, CLUE's sets `text_a`): a default column
+# (`text`, `label`) the file lacks is looked for among these, when exactly one is there.
+TEXT_COLUMNS = ("text", "review", "sentence", "content", "comment", "document", "text_a",
+                "review_text", "body")
+LABEL_COLUMNS = ("label", "labels", "sentiment", "polarity", "class", "target")
+
+
+def _resolve_columns(rows, available, text_column, label_column):
+    """The (text, label) columns to read: the given ones, or, for a default name the file
+    lacks, the one usual name it has (recorded on `rows.columns_found`); else the error
+    of `_check_columns`."""
+    chosen = {"text": text_column, "label": label_column}
+    for role, default, usual in (("text", "text", TEXT_COLUMNS),
+                                 ("label", "label", LABEL_COLUMNS)):
+        if chosen[role] != default or default in available:
+            continue
+        present = [c for c in usual if c in available and c not in chosen.values()]
+        if len(present) == 1:
+            chosen[role] = present[0]
+            rows.columns_found[role] = present[0]
+    _check_columns(rows.path, available, chosen["text"], chosen["label"])
+    return chosen["text"], chosen["label"]
 
 
 def _check_columns(path, available, text_column, label_column):
@@ -164,7 +190,7 @@ def _read_delimited(rows, text, delimiter, text_column, label_column):
     if repeated:
         raise UserError(f"the header names column '{repeated[0]}' more than once; give each "
                         "column its own name", path=rows.path, line=1)
-    _check_columns(rows.path, header, text_column, label_column)
+    text_column, label_column = _resolve_columns(rows, header, text_column, label_column)
     ti, li = header.index(text_column), header.index(label_column)
     line = reader.line_num
     while True:
@@ -206,7 +232,8 @@ def _read_jsonl(rows, text, text_column, label_column):
             rows.bad(number, "expected a JSON object per line")
             continue
         if not rows.examples and not rows.skipped:
-            _check_columns(rows.path, list(record), text_column, label_column)
+            text_column, label_column = _resolve_columns(rows, list(record), text_column,
+                                                         label_column)
         missing = [c for c in (text_column, label_column) if c not in record]
         if missing:
             rows.bad(number, f"missing field '{missing[0]}'")
@@ -236,7 +263,8 @@ def _read_parquet(rows, path, text_column, label_column):
         raise UserError(f"cannot read Parquet: {err}", path=path) from None
     if frame.empty:
         raise UserError("file is empty; expected at least one example", path=path)
-    _check_columns(path, list(frame.columns), text_column, label_column)
+    text_column, label_column = _resolve_columns(rows, list(frame.columns), text_column,
+                                                 label_column)
     for number, (text, label) in enumerate(
         zip(frame[text_column].tolist(), frame[label_column].tolist()), start=1
     ):
@@ -254,8 +282,10 @@ def read_labeled_file(path, fmt="auto", text_column="text", label_column="label"
     Args:
         path: str or Path, a CSV, TSV, JSONL, Parquet or `<label> <text>` lines file.
         fmt: str, the format or "auto" to use the extension. Default "auto".
-        text_column: str, the text column (ignored for labelled lines). Default "text".
-        label_column: str, the label column. Default "label".
+        text_column: str, the text column (ignored for labelled lines). Default "text";
+            a file without a `text` column is read by the one of `TEXT_COLUMNS` it has
+            (`review`, `sentence`, ...), recorded in the Split's `counts["columns_found"]`.
+        label_column: str, the label column. Default "label"; likewise `LABEL_COLUMNS`.
         skip_bad_rows: bool, skip malformed rows (counted) instead of failing. Default False.
         name: str, the split name. Default "train".
     """
@@ -280,7 +310,8 @@ def read_labeled_file(path, fmt="auto", text_column="text", label_column="label"
             _read_labeled_lines(rows, text)
     if not rows.examples:
         raise UserError("no usable examples in the file", path=path)
-    return Split(name, rows.examples, str(path), sha256(path), rows.skipped)
+    return Split(name, rows.examples, str(path), sha256(path), rows.skipped,
+                 {"columns_found": rows.columns_found} if rows.columns_found else {})
 
 
 def load_hub_splits(name, config, splits, text_column, label_column):
@@ -296,16 +327,18 @@ def load_hub_splits(name, config, splits, text_column, label_column):
                               "(CSV/TSV/JSONL/Parquet or '<label> <text>' lines)")
     out = {}
     for ours, theirs, part, source in hub_parts(loaded, name, splits):
-        _check_columns(source, part.column_names, text_column, label_column)
-        feature = part.features[label_column]
-        names = getattr(feature, "names", None)
         rows = _Rows(source, False)
+        text_col, label_col = _resolve_columns(rows, part.column_names, text_column,
+                                               label_column)
+        names = getattr(part.features[label_col], "names", None)
         for i, record in enumerate(part, start=1):
-            label = record[label_column]
+            label = record[label_col]
             if names is not None and isinstance(label, int) and label >= 0:
                 label = names[label]
-            rows.add(i, record[text_column], label)
-        out[ours] = Split(ours, rows.examples, source, "")
+            rows.add(i, record[text_col], label)
+        out[ours] = Split(ours, rows.examples, source, "",
+                          counts={"columns_found": rows.columns_found} if rows.columns_found
+                          else {})
     return out
 
 
@@ -329,7 +362,7 @@ def _is_number(label):
     return label.lstrip("+-").replace(".", "", 1).isdigit()
 
 
-def _label_column_hint(data, values):
+def _label_column_hint(data, values, column):
     """What the label values look like and how to choose another label column."""
     fmt = "hub" if data.train.startswith("hub:") else detect_format(data.train, data.format)
     words = sorted(len(v.split()) for v in values)
@@ -338,7 +371,7 @@ def _label_column_hint(data, values):
     if fmt == "labeled-lines":
         return looks + ("; in '<label> <text>' lines the first word is the label: is this "
                         "a file of labelled lines?")
-    return looks + (f"; is '{data.label_column}' the label column? choose another with "
+    return looks + (f"; is '{column}' the label column? choose another with "
                     "--label-column")
 
 
@@ -346,6 +379,7 @@ def _check_label_column(split, data):
     """Refuses a label column that cannot be a classifier's labels: fractional scores,
     or (nearly) every row a label of its own (an id or the text in the label column)."""
     values = [e.label for e in split.items]
+    column = split.counts.get("columns_found", {}).get("label", data.label_column)
     counts = {}
     for label in values:
         counts[label] = counts.get(label, 0) + 1
@@ -357,7 +391,7 @@ def _check_label_column(split, data):
         low, high = min(map(float, counts)), max(map(float, counts))
         raise UserError(
             f"label '{fractional[0].label}' is a fractional number: column "
-            f"'{data.label_column}' holds {distinct} distinct numbers from {low:g} to "
+            f"'{column}' holds {distinct} distinct numbers from {low:g} to "
             f"{high:g}, scores rather than classes; bin them into a few classes first",
             path=path, line=int(line) if line.isdigit() else None)
     singles = sum(1 for c in counts.values() if c == 1)
@@ -369,7 +403,8 @@ def _check_label_column(split, data):
             f"{singles} of {n} rows have a label no other row has ({distinct} distinct "
             f"labels in {n} rows)")
     raise UserError(f"{what}, e.g. {shown}; a classifier needs several examples of each "
-                    f"label{_label_column_hint(data, list(counts))}", path=split.source)
+                    f"label{_label_column_hint(data, list(counts), column)}",
+                    path=split.source)
 
 
 def load_classification_splits(data, seed):

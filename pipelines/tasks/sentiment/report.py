@@ -27,6 +27,10 @@ def data_section(splits, stats, labels, coverage, tokenizer=None):
                   f"{'lower-cased' if tokenizer.lowercase else 'cased'}. Token counts and "
                   "the OOV rate are in pieces.")
     for name, split in splits.items():
+        for role, column in split.counts.get("columns_found", {}).items():
+            md.append(f"The {name} file has no `{role}` column: its {role} was read from "
+                      f"`{column}`, the one usual {role} column name it has (name another "
+                      f"with `--{role}-column`).")
         if split.skipped:
             md.append(f"Skipped rows in {name} (`--skip-bad-rows`):")
             md.append(rep.md_table(["where", "why"], split.skipped[:200]))

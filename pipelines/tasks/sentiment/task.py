@@ -310,6 +310,7 @@ class SentimentTask(Task):
             "ensemble_members": member_rows, "pretraining": fitted.extra["pretraining"],
             "pretraining_texts": self.extra_source,
             "data": {n: {"examples": len(s.items), "skipped": s.skipped,
+                         "columns_found": s.counts.get("columns_found", {}),
                          "tokens": vars(state.stats[n]) | {"oov_rate": state.stats[n].oov_rate}}
                      for n, s in ctx.splits.items()},
             "embedding_coverage": None if state.coverage is None else vars(state.coverage) | {
