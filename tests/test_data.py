@@ -89,6 +89,18 @@ def test_a_missing_default_column_is_found_among_the_usual_names(tmp_path, heade
     assert split.counts == {"columns_found": found}
 
 
+def test_a_file_without_a_header_is_told_to_add_one(tmp_path):
+    # the layout of the Yelp and Amazon polarity CSVs: no header, "2","review text"
+    path = tmp_path / "polarity.csv"
+    review = "The pasta was cold and the waiter never came back to our table again"
+    path.write_text(f'"2","{review}"\n"1","Awful."\n', encoding="utf-8")
+    with pytest.raises(UserError) as caught:
+        data.read_labeled_file(path)
+    message = str(caught.value)
+    assert caught.value.line == 1 and "reads as a data row, not a header" in message
+    assert "2, The pasta was cold and the waiter nev..." in message  # cut to 40 chars
+
+
 def test_column_finding_records_only_what_it_found_and_never_guesses_between_two(tmp_path):
     path = tmp_path / "a.jsonl"
     path.write_text('{"review": "good", "label": "pos"}\n', encoding="utf-8")

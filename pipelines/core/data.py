@@ -146,13 +146,30 @@ def _resolve_columns(rows, available, text_column, label_column):
     return chosen["text"], chosen["label"]
 
 
+def _headerless_hint(available):
+    """When the first line reads as a data row (a number, or a field of several words
+    among the names), as in headerless `"2","review text"` polarity CSVs: what to do."""
+    names = [str(c).strip() for c in available]
+    if len(names) < 2 or not any(_is_number(n) or len(n.split()) >= 4 for n in names):
+        return ""
+    return ("; the first line reads as a data row, not a header: add a header line that "
+            "names the columns (e.g. label,text)")
+
+
+def _shown(column, width=40):
+    column = str(column)
+    return column if len(column) <= width else column[:width - 3] + "..."
+
+
 def _check_columns(path, available, text_column, label_column):
     for role, column in (("text", text_column), ("label", label_column)):
         if column not in available:
-            hint = _separator_hint(available) or f" (choose one with --{role}-column)"
+            hint = (_separator_hint(available) or _headerless_hint(available)
+                    or f" (choose one with --{role}-column)")
             raise UserError(
                 f"unknown {role} column '{column}'; the file has columns: "
-                + ", ".join(repr(c) if len(available) == 1 else str(c) for c in available)
+                + ", ".join(repr(_shown(c)) if len(available) == 1 else _shown(c)
+                            for c in available)
                 + hint,
                 path=path,
                 line=1,
