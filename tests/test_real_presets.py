@@ -88,9 +88,10 @@ def _conll_blocks(path):
 
 def test_ner_en_reads_conll_2003_files_with_four_types(tmp_path):
     train, dev = _english_sentences(40, 0), _english_sentences(10, 1)
-    (tmp_path / "train.txt").write_text(_conll2003(train), encoding="utf-8")
-    (tmp_path / "dev.txt").write_text(_conll2003(dev), encoding="utf-8")
-    _, metrics, reports = _train(tmp_path, "tagging", "ner-en", "train.txt", "dev.txt")
+    # named as CoNLL-2003 names its files: the extension says nothing of the format
+    (tmp_path / "eng.train").write_text(_conll2003(train), encoding="utf-8")
+    (tmp_path / "eng.testa").write_text(_conll2003(dev), encoding="utf-8")
+    _, metrics, reports = _train(tmp_path, "tagging", "ner-en", "eng.train", "eng.testa")
     # -DOCSTART- lines are document marks, not sentences; every entity of the files counts
     for split, sentences in (("train", train), ("validation", dev)):
         read = metrics["data"][split]

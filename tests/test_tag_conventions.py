@@ -339,3 +339,26 @@ def test_validation_f1_each_epoch_and_as_the_monitor(tmp_path):
     exact = Fraction(metrics["results"]["validation"]["exact"]["f1"])  # entities counted
     assert float(exact) == pytest.approx(f1s[best - 1], abs=1e-12)
 
+
+
+@pytest.mark.parametrize("name, text, expected", [
+    ("eng.train", "-DOCSTART- -X- -X- O\n\nEU NNP B-NP B-ORG\nrejects VBZ B-VP O\n", "conll"),
+    ("train.char.bmes", "张 B-NAME\n伟 E-NAME\n\n", "conll"),
+    ("dev", '{"tokens": ["a"], "tags": ["O"]}\n', "jsonl"),
+    ("en_ewt.dev", "# sent_id = 1\n1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n", "conllu"),
+    ("notes.train", "Just a line of prose\nthat\n", None),  # "that" has no tag column
+])
+def test_a_file_named_without_a_known_extension_is_told_by_its_lines(tmp_path, name, text,
+                                                                      expected):
+    from elman.tasks.tagging import readers
+
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    assert readers.sniff_format(path) == expected
+    if expected is None:
+        with pytest.raises(UserError, match="Cannot tell the format"):
+            readers.read_tagged_file(path)
+    else:
+        assert readers.read_tagged_file(path, **({} if expected == "conllu" else
+                                                  {"scheme": "auto"}))[0]["tokens"][0] in (
+            "EU", "张", "a", "Hi")

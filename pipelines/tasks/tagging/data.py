@@ -126,9 +126,13 @@ def format_of(data, path):
     if suffix not in readers.EXTENSIONS:
         if not Path(path).exists():
             raise UserError("file not found", path=path)
-        raise UserError(f"cannot tell the format from the extension {suffix!r}; expected one of "
-                        f"{', '.join(sorted(readers.EXTENSIONS))} or a dataset folder, "
-                        "or set data.format (conll, conllu, jsonl, hf)", path=path)
+        sniffed = readers.sniff_format(path)
+        if sniffed is None:
+            raise UserError(f"cannot tell the format from the extension {suffix!r} or from "
+                            "the first lines; expected one of "
+                            f"{', '.join(sorted(readers.EXTENSIONS))} or a dataset folder, "
+                            "or set data.format (conll, conllu, jsonl, hf)", path=path)
+        return sniffed
     return readers.EXTENSIONS[suffix]
 
 

@@ -39,6 +39,10 @@ EXTENSIONS = {
     ".conll": "conll",
     ".txt": "conll",
     ".bio": "conll",
+    ".iob": "conll",
+    ".iob2": "conll",
+    ".bioes": "conll",
+    ".bmes": "conll",  # the Chinese NER releases' train.char.bmes
     ".conllu": "conllu",
     ".jsonl": "jsonl",
     ".json": "jsonl",
@@ -527,11 +531,41 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
     return finish_sentences(raw, path, scheme, strict, repair, stats)
 
 
+_CONLLU_WORD = re.compile(r"^\d+(?:[-.]\d+)?\t")  # ID, then nine more tab-separated fields
+
+
+def sniff_format(path, lines=50):
+    """The format of a file whose extension says nothing (`eng.train`, `eng.testa`):
+    "jsonl" when its first non-blank line opens a JSON object or array, "conllu" when
+    its first word lines have CoNLL-U's ten tab-separated fields, "conll" when they
+    hold a token and a tag (at least two columns); None otherwise.
+    """
+    seen = []
+    with open(path, encoding="utf-8-sig", errors="replace") as handle:
+        for line in handle:
+            if line.strip():
+                seen.append(line.rstrip("\r\n"))
+            if len(seen) >= lines:
+                break
+    if not seen:
+        return None
+    if seen[0].lstrip()[:1] in ("{", "["):
+        return "jsonl"
+    words = [line for line in seen if not line.startswith("#")]
+    if words and all(_CONLLU_WORD.match(w) and w.count("\t") == 9 for w in words):
+        return "conllu"
+    if words and all(len(_COLUMNS.split(w.strip())) >= 2 for w in words):
+        return "conll"
+    return None
+
+
 def read_tagged_file(path, format=None, **options):
     """Reads a tagged corpus, its format guessed from the extension.
 
-    `.conll`, `.txt`, `.bio` are CoNLL columns (`read_conll`), `.conllu` is
-    CoNLL-U (`read_conllu`), `.jsonl` and `.json` are JSON lines (`read_jsonl`).
+    `.conll`, `.txt`, `.bio`, `.iob`, `.iob2`, `.bioes`, `.bmes` are CoNLL columns
+    (`read_conll`), `.conllu` is CoNLL-U (`read_conllu`), `.jsonl` and `.json` are JSON
+    lines (`read_jsonl`); another extension, or none (CoNLL-2003's `eng.train`), is
+    told from the first lines (`sniff_format`).
 
     Args:
         path: str or Path, the file.
@@ -549,6 +583,8 @@ def read_tagged_file(path, format=None, **options):
     read_tagged_file("train.conllu", field="upos")
     ```
     """
+    if format is None and Path(path).suffix.lower() not in EXTENSIONS and Path(path).is_file():
+        format = sniff_format(path)
     if format is None:
         suffix = Path(path).suffix.lower()
         if suffix not in EXTENSIONS:
