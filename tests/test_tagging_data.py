@@ -215,3 +215,34 @@ def test_split_raw_text():
         "我", "在", "Google", "工", "作", "了", "3", "年", "，", "很", "开", "心", "！"]
     assert split_raw_text("don't (really)") == ["don't", "(", "really", ")"]
     assert split_raw_text("  ") == []
+
+
+def test_parquet_files_with_class_label_names(tmp_path):
+    # the layout of WikiANN's Parquet files on the hub: tokens, integer ner_tags whose
+    # ClassLabel names datasets keeps in the file's schema
+    datasets = pytest.importorskip("datasets")
+    from elman.tasks.tagging.config import TaggingDataConfig
+    from elman.tasks.tagging.data import load_splits
+
+    names = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC"]
+    features = datasets.Features({
+        "tokens": datasets.Sequence(datasets.Value("string")),
+        "ner_tags": datasets.Sequence(datasets.ClassLabel(names=names)),
+        "langs": datasets.Sequence(datasets.Value("string"))})
+    rows = {"train": ([["Anna", "Berg", "left", "Oslo"], ["Nordic", "Rail"]],
+                      [[1, 2, 0, 5], [3, 4]]),
+            "dev": ([["Oslo", "grew"]], [[5, 0]])}
+    for name, (tokens, tags) in rows.items():
+        datasets.Dataset.from_dict({"tokens": tokens, "ner_tags": tags,
+                                    "langs": [["en"] * len(t) for t in tokens]},
+                                   features=features).to_parquet(str(tmp_path / f"{name}.parquet"))
+    splits, _ = load_splits(TaggingDataConfig(train=str(tmp_path / "train.parquet"),
+                                              validation=str(tmp_path / "dev.parquet")))
+    assert [s["tags"] for s in splits["train"].items] == [["B-PER", "I-PER", "O", "B-LOC"],
+                                                          ["B-ORG", "I-ORG"]]
+    assert splits["validation"].items[0] == {"tokens": ["Oslo", "grew"], "tags": ["B-LOC", "O"],
+                                             "source": f"{tmp_path / 'dev.parquet'}[row]:0"}
+    (tmp_path / "bad.parquet").write_text("not parquet", encoding="utf-8")
+    with pytest.raises(UserError, match="cannot read Parquet") as caught:
+        load_splits(TaggingDataConfig(train=str(tmp_path / "bad.parquet")))
+    assert caught.value.path.endswith("bad.parquet")

@@ -13,7 +13,7 @@ class TaggingDataConfig:
     train: str = ""  # file, a folder written by datasets' save_to_disk, or hub:NAME
     validation: str = ""  # same kinds; empty: carve `validation_fraction` off train
     test: str = ""  # same kinds; empty: no test split (the report uses validation)
-    format: str = "auto"  # auto (extension; a folder is hf), conll, conllu, jsonl, hf
+    format: str = "auto"  # auto (extension; a folder is hf), conll, conllu, jsonl, parquet, hf
     tag_column: str = ""  # conll: tag column index (default -1, the last); jsonl/hf: tags key
     tokens_column: str = "tokens"  # jsonl/hf: the key or column holding the token list
     # (jsonl with neither key set: tokens/words/text/chars and tags/ner_tags/labels/label
@@ -98,7 +98,7 @@ class TaggingConfig:
     """Everything a tagging run needs."""
 
     choices: typing.ClassVar[dict] = {  # allowed values of this task's own string settings
-        "data.format": ("auto", "conll", "conllu", "jsonl", "hf"),
+        "data.format": ("auto", "conll", "conllu", "jsonl", "parquet", "hf"),
         "data.conllu_field": ("upos", "xpos"),
         "data.scheme": ("auto", "BIO", "IOB2", "IOB1", "BIOS", "BIOES", "IOBES", "BMES", "none"),
         "chars.features": ("none", "lstm", "cnn"),

@@ -46,7 +46,7 @@ def _class_names(feature):
 
 
 def read_hf_dataset(dataset, split=None, tokens_column="tokens", tags_column="ner_tags",
-                    scheme="BIO", strict=True, repair=False, stats=None):
+                    scheme="BIO", strict=True, repair=False, stats=None, label=None):
     """Reads a Hugging Face `datasets.Dataset` (or one split of a `DatasetDict`).
 
     Integer tags with `ClassLabel` names (e.g. `Sequence(ClassLabel(names=[...]))`)
@@ -62,10 +62,12 @@ def read_hf_dataset(dataset, split=None, tokens_column="tokens", tags_column="ne
         strict: bool, raise on an ill-formed tag sequence. Default True.
         repair: bool, repair ill-formed sequences and count them. Default False.
         stats: dict or None, receives counts (see the module docstring). Default None.
+        label: str or None, names the rows' source in place of `"<name>[<split>]"`.
+            Default None.
 
     Returns:
         A list of `{"tokens", "tags", "source"}` dicts; `source` is
-        `"<name>[<split>]:<row>"`.
+        `"<name>[<split>]:<row>"` (rows counted from 0).
 
     Example:
 
@@ -81,7 +83,7 @@ def read_hf_dataset(dataset, split=None, tokens_column="tokens", tags_column="ne
         dataset = dataset[split]
     info = getattr(dataset, "info", None)
     name = getattr(info, "dataset_name", None) or "dataset"
-    label = f"{name}[{split or getattr(dataset, 'split', None) or 'all'}]"
+    label = label or f"{name}[{split or getattr(dataset, 'split', None) or 'all'}]"
     columns = list(getattr(dataset, "column_names", []))
     for column in (tokens_column, tags_column):
         if column not in columns:
@@ -123,6 +125,8 @@ def format_of(data, path):
     if data.format != "auto":
         return data.format
     suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        return "parquet"
     if suffix not in readers.EXTENSIONS:
         if not Path(path).exists():
             raise UserError("file not found", path=path)
@@ -166,6 +170,21 @@ def _load_dataset_object(data, path):
         raise UserError(f"not a saved Hugging Face dataset folder: {err}", path=path) from None
 
 
+def _read_parquet(path):
+    """A Parquet file as a `datasets.Dataset`: the `ClassLabel` names that `datasets`
+    writes into the file's schema come back, so integer tags read as their names."""
+    import datasets
+
+    if not Path(path).is_file():
+        raise UserError("file not found", path=path)
+    import pyarrow.parquet
+
+    try:  # no dataset builder: nothing is cached outside the run
+        return datasets.Dataset(pyarrow.parquet.read_table(str(path)))
+    except Exception as err:  # pyarrow and datasets raise several types for a bad file
+        raise UserError(f"cannot read Parquet: {err}", path=path) from None
+
+
 def _read_any(data, source, scheme, stats, split=None, loaded=None, name="train"):
     """Reads one split with the reader its format needs; returns the sentences."""
     fmt = format_of(data, source)
@@ -179,6 +198,11 @@ def _read_any(data, source, scheme, stats, split=None, loaded=None, name="train"
                 dataset, split=split, tokens_column=data.tokens_column,
                 tags_column=_tag_key(data, fmt), scheme=scheme, strict=data.strict,
                 repair=repair, stats=stats)
+        if fmt == "parquet":
+            return read_hf_dataset(_read_parquet(source), tokens_column=data.tokens_column,
+                                   tags_column=_tag_key(data, "hf"), scheme=scheme,
+                                   strict=data.strict, repair=repair, stats=stats,
+                                   label=f"{source}[row]")
         if fmt == "conllu":
             return readers.read_conllu(source, field=data.conllu_field, stats=stats)
         if fmt == "jsonl":
