@@ -77,6 +77,8 @@ class EmbeddingConfig:
     # vectors learned on the training texts alone (instead of `pretrained`)
     vector_epochs: int = 10  # train_vectors: word2vec passes over the training texts
     vector_window: int = 5  # train_vectors: context tokens on each side
+    vector_max_tokens: int = 100_000_000  # train_vectors: at most this many tokens read in
+    # all passes together (fewer passes, or a seeded share of the texts, on a big corpus)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,7 +161,7 @@ _CHOICES = {
 _AT_LEAST_ONE = {"units", "num_layers", "dim", "embedding_dim", "epochs", "batch_size",
                  "patience", "eval_batch_size", "max_length", "max_word_length", "kernel_size",
                  "ensemble", "steps_per_execution", "vector_epochs", "vector_window",
-                 "attention_units"}
+                 "attention_units", "vector_max_tokens"}
 
 
 _AT_LEAST_ZERO = {"max_minutes", "weight_decay", "clipnorm", "ema", "threads", "batch_tokens",
@@ -174,7 +176,7 @@ _AT_MOST = {"units": 16_384, "dim": 16_384, "embedding_dim": 16_384, "num_layers
             "ensemble": 100, "max_word_length": 1_000, "kernel_size": 1_000,
             "chunk_length": 100_000, "batch_tokens": 50_000_000, "vocabulary_size": 1_000_000,
             "length_multiple": 1_024, "steps_per_execution": 10_000, "vector_epochs": 1_000,
-            "vector_window": 1_000}
+            "vector_window": 1_000, "vector_max_tokens": 10_000_000_000}
 
 
 def _check_range(key, value, source):

@@ -88,6 +88,8 @@ def test_the_vectors_depend_on_the_seed_only_not_on_the_process():
     ("sentiment", ["embedding.train_vectors=glove"], "embedding.train_vectors"),
     ("tagging", ["embedding.vector_epochs=0"], "at least 1"),
     ("sentiment", ["embedding.vector_window=0"], "at least 1"),
+    ("sentiment", ["embedding.vector_max_tokens=0"], "at least 1"),
+    ("tagging", ["embedding.vector_max_tokens=0"], "at least 1"),
 ])
 def test_bad_settings_are_one_clear_error(tmp_path, capsys, task, sets, needle):
     assert needle in refused_settings(tmp_path, capsys, task, sets)
@@ -113,8 +115,9 @@ def test_the_run_starts_from_the_learned_vectors(tmp_path, monkeypatch, task, la
 
     seen = {}
 
-    def stand_in(id_rows, vocabulary_size, dim, method, epochs, window, seed):
-        seen.update(rows=[list(r) for r in id_rows], args=(method, epochs, window, seed))
+    def stand_in(id_rows, vocabulary_size, dim, method, epochs, window, seed, max_tokens):
+        seen.update(rows=[list(r) for r in id_rows],
+                    args=(method, epochs, window, seed, max_tokens))
         matrix = np.arange(vocabulary_size * dim, dtype=np.float32).reshape(-1, dim) / 1e3
         return matrix, embed.Coverage("stand-in", vocabulary_size - 2, vocabulary_size - 2,
                                       0, True)
@@ -124,9 +127,10 @@ def test_the_run_starts_from_the_learned_vectors(tmp_path, monkeypatch, task, la
     args = ["train", task, "--out", str(run), "--reports", str(tmp_path / "reports"),
             "--set", "embedding.train_vectors=cbow", "--set", "embedding.vector_epochs=4",
             "--set", "embedding.vector_window=3", "--set", "embedding.trainable=false",
+            "--set", "embedding.vector_max_tokens=12345",
             "--set", "train.epochs=1", "--set", "embedding.dim=8", "--set", "encoder.units=8"]
     assert cli.main(args) == 0
-    assert seen["args"] == ("cbow", 4, 3, 1234)
+    assert seen["args"] == ("cbow", 4, 3, 1234, 12345)
     rows = seen["rows"]
     if files is not None:  # one row per training sentence, one id per token
         text = files.read_text(encoding="utf-8")
@@ -139,3 +143,22 @@ def test_the_run_starts_from_the_learned_vectors(tmp_path, monkeypatch, task, la
     weights = keras.ops.convert_to_numpy(_layer(model, layer).embeddings)
     expected = np.arange(weights.size, dtype=np.float32).reshape(weights.shape) / 1e3
     np.testing.assert_array_equal(weights, expected)
+
+
+def test_a_token_budget_cuts_passes_then_texts():
+    rows = CORPUS[:300]  # 300 texts of 3 tokens: 900 tokens a pass
+    # 10 passes would read 9,000 tokens; 2,700 allow 3 whole passes, the same as asking 3
+    cut, coverage = embed.train_vectors(rows, 45, 8, epochs=10, seed=1, max_tokens=2_700)
+    three, plain = embed.train_vectors(rows, 45, 8, epochs=3, seed=1)
+    np.testing.assert_array_equal(cut, three)
+    assert "3 epochs of 10 asked, within embedding.vector_max_tokens = 2,700" in (
+        coverage.describe())
+    assert "3 epochs, window" in plain.describe()  # no budget met: nothing said of one
+    # 600 tokens: not one pass; one pass over 200 of the 300 texts (600 / 3), seeded
+    share, coverage = embed.train_vectors(rows, 45, 8, epochs=10, seed=1, max_tokens=600)
+    assert "1 epoch over 200 of the 300 texts" in coverage.describe()
+    again, _ = embed.train_vectors(rows, 45, 8, epochs=10, seed=1, max_tokens=600)
+    np.testing.assert_array_equal(share, again)
+    # a budget the corpus stays within changes nothing
+    whole, _ = embed.train_vectors(rows, 45, 8, epochs=10, seed=1, max_tokens=9_000)
+    np.testing.assert_array_equal(whole, embed.train_vectors(rows, 45, 8, epochs=10, seed=1)[0])

@@ -96,8 +96,26 @@ def _stable_hash(text):
     return zlib.crc32(text.encode("utf-8"))
 
 
+def _within_budget(sentences, epochs, max_tokens, seed):
+    """(sentences, passes) that read at most `max_tokens` tokens in all: every sentence
+    for fewer passes when one pass fits, else a seeded share of them for one pass."""
+    total = sum(len(s) for s in sentences)
+    if max_tokens is None or total * epochs <= max_tokens:
+        return sentences, epochs
+    if total <= max_tokens:
+        return sentences, max(1, max_tokens // total)
+    order = np.random.default_rng(seed).permutation(len(sentences))
+    kept, count = [], 0
+    for index in order:
+        if count + len(sentences[index]) > max_tokens:
+            break
+        kept.append(int(index))
+        count += len(sentences[index])
+    return [sentences[i] for i in sorted(kept)], 1
+
+
 def train_vectors(id_rows, vocabulary_size, dim, method="skipgram", epochs=10, window=5,
-                  seed=0):
+                  seed=0, max_tokens=None):
     """Word vectors learned on the training texts themselves (word2vec, gensim), to start
     the embedding from instead of random vectors: no outside text is read.
 
@@ -118,6 +136,11 @@ def train_vectors(id_rows, vocabulary_size, dim, method="skipgram", epochs=10, w
         epochs: int, passes over the texts.
         window: int, context positions on each side.
         seed: int, seeds word2vec and the random vectors of ids the texts never hold.
+        max_tokens: int or None, the most tokens word2vec reads in all passes together:
+            on a corpus where `epochs` passes would read more, it makes as many whole
+            passes as fit (at least one), and on one where even one pass would, one pass
+            over a seeded share of the texts. The coverage's source says which. Default
+            None (no limit).
 
     Returns:
         (matrix [vocabulary_size, dim] float32, Coverage): row 0 (padding) is zero, ids the
@@ -130,8 +153,9 @@ def train_vectors(id_rows, vocabulary_size, dim, method="skipgram", epochs=10, w
     sentences = [s for s in sentences if s]
     if not sentences:
         raise UserError("embedding.train_vectors: the training texts hold no tokens")
-    model = Word2Vec(sentences, vector_size=dim, window=window, min_count=1,
-                     sg=int(method == "skipgram"), negative=10, sample=1e-3, epochs=epochs,
+    read, passes = _within_budget(sentences, epochs, max_tokens, seed)
+    model = Word2Vec(read, vector_size=dim, window=window, min_count=1,
+                     sg=int(method == "skipgram"), negative=10, sample=1e-3, epochs=passes,
                      workers=1, seed=seed, hashfxn=_stable_hash)
     rng = np.random.default_rng(seed)
     matrix = rng.normal(0.0, 0.1, size=(vocabulary_size, dim)).astype("float32")
@@ -143,8 +167,14 @@ def train_vectors(id_rows, vocabulary_size, dim, method="skipgram", epochs=10, w
     matrix[rows] = model.wv.vectors
     learned = int((rows >= 2).sum())
     name = {"skipgram": "skip-gram", "cbow": "CBOW"}[method]
-    return matrix, Coverage(f"the training texts (word2vec {name}, {epochs} epochs, window "
-                            f"{window})", learned, max(vocabulary_size - 2, 0), 0, True)
+    budget = ""
+    if passes < epochs or len(read) < len(sentences):
+        budget = (f" of {epochs} asked" if len(read) == len(sentences) else
+                  f" over {len(read):,} of the {len(sentences):,} texts") + (
+            f", within embedding.vector_max_tokens = {max_tokens:,}")
+    epochs_read = f"{passes} epoch" + ("s" if passes != 1 else "")
+    return matrix, Coverage(f"the training texts (word2vec {name}, {epochs_read}{budget}, "
+                            f"window {window})", learned, max(vocabulary_size - 2, 0), 0, True)
 
 
 def check_starting_vectors(embedding):
@@ -161,7 +191,7 @@ def starting_vectors(embedding, vocabulary, id_rows, seed, log=print):
 
     Args:
         embedding: the task's embedding settings (`pretrained`, `dim`, `train_vectors`,
-            `vector_epochs`, `vector_window`).
+            `vector_epochs`, `vector_window`, `vector_max_tokens`).
         vocabulary: list of str, id → token (0 padding, 1 OOV).
         id_rows: callable giving the training texts' token id rows (called only for
             `train_vectors`).
@@ -177,7 +207,8 @@ def starting_vectors(embedding, vocabulary, id_rows, seed, log=print):
         return None, None
     matrix, coverage = train_vectors(id_rows(), len(vocabulary), embedding.dim,
                                      embedding.train_vectors, embedding.vector_epochs,
-                                     embedding.vector_window, seed)
+                                     embedding.vector_window, seed,
+                                     embedding.vector_max_tokens)
     log(f"word vectors learned on the training texts for {coverage.found:,} of "
         f"{coverage.vocabulary:,} vocabulary entries")
     return matrix, coverage

@@ -76,6 +76,8 @@ class TaggingEmbeddingConfig:
     # vectors learned on the training sentences alone (instead of `pretrained`)
     vector_epochs: int = 10  # train_vectors: word2vec passes over the training sentences
     vector_window: int = 5  # train_vectors: context words on each side
+    vector_max_tokens: int = 100_000_000  # train_vectors: at most this many words read in
+    # all passes together (fewer passes, or a seeded share of the sentences, on a big corpus)
     adversarial: float = 0.0  # adversarial training: each step also trains on the sentences
     # with each word's joined vector (word, chars, bigrams, shape) moved up the loss
     # gradient by this fraction of the sentence's norm; 0: off
