@@ -53,7 +53,7 @@ class TokenizerConfig:
     algorithm: str = "unigram"  # subword level: unigram or bpe (SentencePiece)
     character_coverage: float = 1.0  # subword level: share of train's characters kept
     # as pieces (the rarest of the rest map to unknown; 0.9995 suits Chinese)
-    strip_markup: bool = False  # replace HTML/XML tags (<br />, <i>) by spaces first
+    strip_markup: bool = False  # replace HTML/XML tags (<br />, <i>) and \n escapes by spaces
     normalization: str = "nmt_nfkc"  # subword level: SentencePiece's rule before splitting;
     # nmt_nfkc and nfkc fold full-width marks (。？！，) to ASCII, identity keeps the text
     # as written (Chinese and Japanese targets); runs of spaces are folded in every rule

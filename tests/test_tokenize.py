@@ -81,6 +81,16 @@ def test_strip_markup_removes_tags_and_nothing_else():
     assert "<" in chars.chars and "/" not in chars.chars  # "</i>" and "<br />" are gone
 
 
+def test_strip_markup_reads_escaped_line_breaks_as_spaces():
+    # the Yelp/Amazon polarity CSVs write a review's line breaks as the characters \ and n
+    text = r"Great pasta.\nThe staff\r\nwere kind \o/"
+    # by hand: each \n and \r becomes a space; any other backslash stays text
+    assert split(text, level="word", punctuation="split", lowercase=True,
+                 strip_markup=True) == ["great", "pasta", ".", "the", "staff", "were", "kind",
+                                        "\\", "o", "/"]
+    assert "nthe" in split(text, level="word", lowercase=True)  # off: "\" then "nThe"
+
+
 def test_truncation_is_counted():
     tok = TextTokenizer(vocabulary=["a"], level="word", max_length=2)
     stats = token_stats(tok, ["a a a a", "a", "b b b"])

@@ -19,7 +19,9 @@ _HAN = r"([\p{Han}\x{3040}-\x{30ff}\x{ac00}-\x{d7af}])"  # Han, kana, Hangul syl
 _LEVELS = ("cjk", "word", "char")
 
 
-MARKUP = r"<[A-Za-z/!][^<>]{0,200}>"  # an HTML/XML tag (<br />, </i>, <!-- x -->), not "<3"
+# an HTML/XML tag (<br />, </i>, <!-- x -->), not "<3"; or a line break written as the two
+# characters \n (how the Yelp and Amazon polarity CSVs keep a review's paragraphs)
+MARKUP = r"<[A-Za-z/!][^<>]{0,200}>|\\[nr]"
 TRUNCATIONS = ("post", "pre", "both")  # keep the first, the last, or head and tail tokens
 
 
