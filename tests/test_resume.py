@@ -88,3 +88,49 @@ def test_killed_run_resumes_to_identical_weights(tmp_path, tiny_sentiment):
     history = [json.loads((d / "checkpoints" / "state.json").read_text())["history"]
                for d in (straight, killed)]
     assert history[0] == history[1]
+
+
+def test_an_epoch_far_past_the_time_budget_is_cut_inside_and_resumes(tiny_sentiment, tmp_path,
+                                                                     capsys, monkeypatch):
+    """A budget overrun inside an epoch (the grace set to 0 here; a real run allows a
+    tenth of the budget, at least a minute) stops after the batch that overran it: Keras
+    validates that part epoch, it commits like a whole one, and --resume goes on with
+    the next epoch."""
+    from elman import cli
+    from elman.core.train import EpochCommitter
+
+    monkeypatch.setattr(EpochCommitter, "CUT_GRACE_SECONDS", 0.0)
+    run, reports = tmp_path / "run", tmp_path / "reports"
+    args = ["train", "sentiment", "--data", str(tiny_sentiment["train"]), "--validation",
+            str(tiny_sentiment["validation"]), "--out", str(run), "--reports", str(reports),
+            *SETTINGS]
+    assert cli.main(args + ["--set", "train.max_minutes=0.000001"]) == 0
+    log = capsys.readouterr().out
+    train_rows = len(tiny_sentiment["train"].read_text(encoding="utf-8").splitlines()) - 1
+    batches = -(-train_rows // 4)  # batch_size 4
+    assert batches > 1
+    assert (f"stopped inside epoch 1, after 1 of {batches} batches: train.max_minutes=1e-06 "
+            "was overrun; that part epoch was validated and kept (--resume continues with "
+            "epoch 2)") in log
+    state = json.loads((run / "checkpoints" / "state.json").read_text(encoding="utf-8"))
+    assert state["epoch"] == 1 and state["cut_epoch"] == {"epoch": 1, "batches": 1,
+                                                          "of": batches}
+    assert len(state["history"]["val_accuracy"]) == 1  # the part epoch was validated
+    import keras
+
+    import elman.models
+
+    elman.models.import_all()
+    import elman.text.tokenize  # noqa: F401
+
+    saved = keras.saving.load_model(run / "checkpoints" / "epoch-001.keras", safe_mode=True)
+    assert int(saved.optimizer.iterations.numpy()) == 1  # one batch was trained, not four
+    metrics = json.loads(next(reports.rglob("metrics.json")).read_text(encoding="utf-8"))
+    assert metrics["cut_epoch"] == {"epoch": 1, "batches": 1, "of": batches}
+    report = next(reports.rglob("report.md")).read_text(encoding="utf-8")
+    assert f"epoch 1 stopped by the time budget after 1 of {batches} batches" in report
+    monkeypatch.setattr(EpochCommitter, "CUT_GRACE_SECONDS", 60.0)
+    assert cli.main(args + ["--resume", "--set", "train.epochs=2"]) == 0
+    assert "resuming after epoch 1" in capsys.readouterr().out
+    state = json.loads((run / "checkpoints" / "state.json").read_text(encoding="utf-8"))
+    assert state["epoch"] == 2 and len(state["history"]["val_accuracy"]) == 2

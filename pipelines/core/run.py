@@ -25,8 +25,11 @@ def learning_curves_section(history, report_dir):
 def training_line(result, note=""):
     """`Trained N epochs (best: epoch B, stopped early); T training tokens/s ...`,
     and how the batches were formed."""
+    cut = getattr(result, "cut_epoch", None)
+    cut_text = (f", epoch {cut['epoch']} stopped by the time budget after {cut['batches']}"
+                + (f" of {cut['of']}" if cut.get("of") else "") + " batches") if cut else ""
     return (f"Trained {result.epochs_run} epochs (best: epoch {result.best_epoch}"
-            f"{', stopped early' if result.stopped_early else ''}); "
+            f"{', stopped early' if result.stopped_early else ''}{cut_text}); "
             f"{result.tokens_per_second:,.0f} training tokens/s in this process{note}."
             + _batching_text(getattr(result, "batching", None)))
 
@@ -60,8 +63,9 @@ def _batching_text(info):
 def train_metrics(result):
     """The metrics.json keys every trained run has, from a TrainResult."""
     batching = {"batching": result.batching} if getattr(result, "batching", None) else {}
+    cut = getattr(result, "cut_epoch", None)
     return {"history": result.history, "best_epoch": result.best_epoch,
-            "epochs_run": result.epochs_run,
+            "epochs_run": result.epochs_run, **({"cut_epoch": cut} if cut else {}),
             "train_tokens_per_second": result.tokens_per_second, **batching}
 
 

@@ -149,6 +149,7 @@ class TrainResult:
     seconds: float  # wall time of the epochs run in this process
     tokens_per_second: float  # real (non-padding) training tokens per second
     batching: dict = dataclasses.field(default_factory=dict)  # how batches were formed
+    cut_epoch: dict = None  # {epoch, batches, of}: the time budget stopped inside an epoch
 
 
 def _replace_atomic(save, tmp, path):
@@ -171,9 +172,20 @@ def _save_weights_atomic(model, path):
 
 
 class EpochCommitter(keras.callbacks.Callback):
-    """Commits every epoch, tracks the best, stops early and on a NaN loss."""
+    """Commits every epoch, tracks the best, stops early and on a NaN loss.
 
-    def __init__(self, ckpt_dir, state, monitor, patience, chief=True, max_seconds=0.0):
+    The time budget (`max_seconds`) ends training at an epoch's end when the next epoch
+    would end past it. An epoch that runs past the budget by a tenth of it (at least
+    `CUT_GRACE_SECONDS`) is cut there: Keras validates the part epoch and it commits
+    like a whole one, so a corpus whose single epoch outlasts the budget still stops
+    near it. Whole epochs are preferred (a cut leaves part of the data unseen that
+    epoch), hence the grace.
+    """
+
+    CUT_GRACE_SECONDS = 60.0
+
+    def __init__(self, ckpt_dir, state, monitor, patience, chief=True, max_seconds=0.0,
+                 cut_inside_epochs=True):
         super().__init__()
         self.ckpt_dir = Path(ckpt_dir)
         self.state = state
@@ -184,6 +196,10 @@ class EpochCommitter(keras.callbacks.Callback):
         self.max_seconds = max_seconds  # time budget of this process's epochs; 0: none
         self.began = self.epoch_began = time.perf_counter()
         self.out_of_time = False
+        # an epoch far past the budget (a very large corpus) stops inside itself; not
+        # under several workers, whose steps must match
+        self.cut_inside_epochs = cut_inside_epochs
+        self.cut = None  # (epoch, batches trained, batches in the epoch) of such a stop
 
     def on_epoch_begin(self, epoch, logs=None):
         self.epoch_began = time.perf_counter()
@@ -193,6 +209,12 @@ class EpochCommitter(keras.callbacks.Callback):
         if loss is not None and not math.isfinite(float(loss)):
             self.nan_at = (self.state["epoch"] + 1, batch + 1)
             self.model.stop_training = True
+        elif (self.max_seconds and self.cut_inside_epochs and not self.model.stop_training
+              and time.perf_counter() - self.began > self.max_seconds + max(
+                  self.CUT_GRACE_SECONDS, 0.1 * self.max_seconds)):
+            self.cut = (self.state["epoch"] + 1, batch + 1, (self.params or {}).get("steps"))
+            self.out_of_time = True
+            self.model.stop_training = True  # Keras still validates; the epoch commits
 
     def on_epoch_end(self, epoch, logs=None):
         if self.nan_at is not None:
@@ -218,6 +240,8 @@ class EpochCommitter(keras.callbacks.Callback):
             state["wait"] += 1
         state["files"] = files
         state["seed_states"] = [v.numpy().tolist() for v in seed_variables(self.model)]
+        if self.cut is not None and self.cut[0] == epoch + 1:
+            state["cut_epoch"] = dict(zip(("epoch", "batches", "of"), self.cut))
         if state["wait"] >= self.patience:
             state["stopped_early"] = True
             self.model.stop_training = True
@@ -297,7 +321,8 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
     batching = batching_summary(lengths, cfg, strategy, log)
     start = state["epoch"]
     committer = EpochCommitter(ckpt_dir, state, cfg.monitor, cfg.patience, chief,
-                               60.0 * getattr(cfg, "max_minutes", 0.0))
+                               60.0 * getattr(cfg, "max_minutes", 0.0),
+                               cut_inside_epochs=not multi_worker)
     seconds, tokens = 0.0, 0
     if not (state.get("stopped_early") or start >= cfg.epochs):
         began = time.perf_counter()
@@ -306,6 +331,8 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                     None if multi_worker else epoch_scores)
         seconds = time.perf_counter() - began
         tokens = int(np.sum(lengths)) * (state["epoch"] - start)
+        if committer.cut is not None and committer.cut[2]:  # the part epoch's share only
+            tokens -= int(np.sum(lengths) * (1 - committer.cut[1] / committer.cut[2]))
         _after_epochs(committer, state, cfg, ckpt_dir, log)
     if multi_worker and state["files"].get("model"):
         # a plain copy outside the strategy, for prediction and export (each worker reads
@@ -317,7 +344,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
     graph_mode(model)  # evaluation and reports batch by exact length: one graph serves all
     return TrainResult(model, state["history"], state["best_epoch"], state["epoch"],
                        bool(state.get("stopped_early")), seconds,
-                       tokens / seconds if seconds else 0.0, batching)
+                       tokens / seconds if seconds else 0.0, batching, state.get("cut_epoch"))
 
 
 def _replicas(strategy):
@@ -409,11 +436,26 @@ def _build_before_fit(model, dataset):
     object.__setattr__(model, "_maybe_symbolic_build", lambda iterator=None, data_batch=None: None)
 
 
+def budget_message(committer, state, cfg):
+    """The line that says the time budget stopped training, or None."""
+    if committer.cut is not None:
+        epoch, done, steps = committer.cut
+        return (f"stopped inside epoch {epoch}, after {done}"
+                + (f" of {steps}" if steps else "") + " batches: "
+                f"train.max_minutes={cfg.max_minutes:g} was overrun; that part epoch was "
+                f"validated and kept (--resume continues with epoch {epoch + 1})")
+    if committer.out_of_time and state["epoch"] < cfg.epochs:
+        return (f"stopped after epoch {state['epoch']}: the next epoch would pass "
+                f"train.max_minutes={cfg.max_minutes:g} (--resume continues)")
+    return None
+
+
 def _after_epochs(committer, state, cfg, ckpt_dir, log):
     """Says why training stopped short: the time budget, or a NaN loss (a UserError)."""
-    if committer.out_of_time and state["epoch"] < cfg.epochs:
-        log(f"stopped after epoch {state['epoch']}: the next epoch would pass "
-            f"train.max_minutes={cfg.max_minutes:g} (--resume continues)")
+    message = budget_message(committer, state, cfg)
+    if message:
+        log(message)
+
     if committer.nan_at is not None:
         epoch, batch = committer.nan_at
         raise UserError(f"training stopped: the loss became NaN at epoch {epoch}, batch "

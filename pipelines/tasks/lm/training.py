@@ -59,7 +59,7 @@ def _train_epochs(model, state, train_dataset, val_dataset, cfg, run_dir, log, t
     """Runs the remaining epochs; returns the seconds they took."""
     import keras
 
-    from elman.core.train import EpochCommitter, progress_mode
+    from elman.core.train import EpochCommitter, budget_message, progress_mode
 
     ckpt_dir = run_dir / "checkpoints"
     start = state["epoch"]
@@ -73,9 +73,9 @@ def _train_epochs(model, state, train_dataset, val_dataset, cfg, run_dir, log, t
     model.fit(train_dataset, epochs=cfg.epochs, initial_epoch=start, callbacks=callbacks,
               shuffle=False, verbose=progress_mode())
     seconds = time.perf_counter() - began
-    if committer.out_of_time and state["epoch"] < cfg.epochs:
-        log(f"stopped after epoch {state['epoch']}: the next epoch would pass "
-            f"train.max_minutes={cfg.max_minutes:g} (--resume continues)")
+    message = budget_message(committer, state, cfg)
+    if message:
+        log(message)
     if committer.nan_at is not None:
         epoch, batch = committer.nan_at
         where = "on the validation text" if batch == "validation" else f"batch {batch}"
@@ -125,8 +125,11 @@ def fit_tbptt(build_and_compile, train_dataset, val_dataset, train_tokens, cfg, 
         seconds = _train_epochs(model, state, train_dataset, val_dataset, cfg, run_dir, log,
                                 tensorboard)
         tokens = train_tokens * (state["epoch"] - start)
+        cut = state.get("cut_epoch")
+        if cut and cut["epoch"] > start and cut.get("of"):  # cut in this process: its share
+            tokens -= int(train_tokens * (1 - cut["batches"] / cut["of"]))
     if state["files"].get("best"):
         model.load_weights(ckpt_dir / state["files"]["best"])
     return TrainResult(model, state["history"], state["best_epoch"], state["epoch"],
                        bool(state.get("stopped_early")), seconds,
-                       tokens / seconds if seconds else 0.0)
+                       tokens / seconds if seconds else 0.0, cut_epoch=state.get("cut_epoch"))
