@@ -126,3 +126,23 @@ def test_bad_spans_name_the_line(tmp_path, label, expected):
 def test_text_of_spaces_only_is_an_empty_sentence(tmp_path):
     with pytest.raises(UserError, match="holds no token"):
         _read(_write(tmp_path, [{"text": "   ", "label": []}]))
+
+
+def test_a_string_with_one_tag_per_character(tmp_path):
+    records = [{"text": "北京很大", "label": ["B-LOC", "I-LOC", "O", "O"]},
+               # the space inside the name is no token; the name stays one entity
+               {"text": "Li Na赢了", "label": ["B-PER", "I-PER", "I-PER", "I-PER", "I-PER",
+                                              "O", "O"]},
+               {"text": "好 的", "label": ["O", "O", "O"]}]
+    sentences, stats = _read(_write(tmp_path, records))
+    assert sentences == [
+        [("北", "B-LOC"), ("京", "I-LOC"), ("很", "O"), ("大", "O")],
+        [("L", "B-PER"), ("i", "I-PER"), ("N", "I-PER"), ("a", "I-PER"), ("赢", "O"),
+         ("了", "O")],
+        [("好", "O"), ("的", "O")]]
+    assert stats["space_characters"] == 2 and stats["tokens"] == 12
+    bad = _write(tmp_path, [{"text": "北京", "label": ["O", "O"]},
+                            {"text": "a 京", "label": ["O", "B-LOC", "I-LOC"]}], "bad.json")
+    with pytest.raises(UserError, match="Character 2 is a space tagged 'B-LOC'") as caught:
+        _read(bad)
+    assert caught.value.line == 2

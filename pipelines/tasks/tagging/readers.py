@@ -15,7 +15,8 @@ that nothing skipped goes unreported: `sentences`, `tokens`, `docstart_lines`,
 `schemes.starts_inside`: their first entity is read as starting at their first
 token), `span_records`, `tokens_split_at_entity_edges`, `duplicate_spans` and
 `overlapping_spans` (JSON records of raw text with entity spans, see
-`read_jsonl`), and `scheme` (the scheme read).
+`read_jsonl`), `space_characters` (spaces of a raw text tagged per character, which
+are no tokens), and `scheme` (the scheme read).
 
 Example:
 
@@ -352,6 +353,37 @@ def _span_keys(record, tokens_key, tags_key, guess):
     return None
 
 
+def _char_tag_keys(record, tokens_key, tags_key, guess):
+    """(text key, tags key) when `record` holds a raw string and one tag per character
+    (`{"text": "北京很大", "label": ["B-LOC", "I-LOC", "O", "O"]}`), else None."""
+    text_key = tokens_key if tokens_key in record or not guess else "text"
+    text = record.get(text_key)
+    if not isinstance(text, str):
+        return None
+    keys = [tags_key] if tags_key in record or not guess else TAG_KEYS
+    for key in keys:
+        value = record.get(key)
+        if (isinstance(value, list) and len(value) == len(text) and value
+                and all(isinstance(t, str) for t in value)):
+            return text_key, key
+    return None
+
+
+def _char_tokens(text, tags, path, number, stats):
+    """Characters and their tags; a space (tagged O or I-) is no token and is counted."""
+    tokens, kept = [], []
+    for position, (char, tag) in enumerate(zip(text, tags)):
+        if not char.isspace():
+            tokens.append(char)
+            kept.append(tag)
+        elif tag == "O" or tag[:2] in ("I-", "M-", "E-"):
+            _count(stats, "space_characters")
+        else:
+            raise UserError(f"Character {position + 1} is a space tagged {tag!r}; an entity "
+                            "cannot begin at a space.", path=path, line=number)
+    return tokens, kept
+
+
 def _spans(value, text, path, number):
     """The entity spans of one record as (start, end, type), `end` excluded."""
     spans = []
@@ -467,7 +499,10 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
     token, Latin words whole), a token is cut where a span begins or ends inside it
     (counted as `tokens_split_at_entity_edges`), and the spans become BIO tags. Two
     spans that overlap are an error; with `repair` the longer is kept (the first on a
-    tie) and the other counted as `overlapping_spans`.
+    tie) and the other counted as `overlapping_spans`. A raw string with one tag per
+    character (`{"text": "北京很大", "label": ["B-LOC", "I-LOC", "O", "O"]}`) is read one
+    character per token; its spaces are no tokens (counted as `space_characters`; a space
+    that begins an entity is an error).
 
     Args:
         path: str or Path, the file.
@@ -506,6 +541,16 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
                 raise UserError(f"Empty sentence: {span_keys[0]!r} holds no token.",
                                 path=path, line=number)
             _count(stats, "span_records")
+            raw.append({"tokens": tokens, "tags": tags, "lines": [number] * len(tokens),
+                        "source": f"{path}:{number}"})
+            continue
+        char_keys = _char_tag_keys(record, tokens_key, tags_key, guess_keys)
+        if char_keys is not None:
+            tokens, tags = _char_tokens(record[char_keys[0]], record[char_keys[1]], path,
+                                        number, stats)
+            if not tokens:
+                raise UserError(f"Empty sentence: {char_keys[0]!r} holds only spaces.",
+                                path=path, line=number)
             raw.append({"tokens": tokens, "tags": tags, "lines": [number] * len(tokens),
                         "source": f"{path}:{number}"})
             continue

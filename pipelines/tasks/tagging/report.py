@@ -271,7 +271,8 @@ def _split_info(split, vocab):
     st = split.counts
     skipped = {k: st.get(k, 0) for k in ("docstart_lines", "comment_lines",
                                          "multiword_tokens", "empty_nodes",
-                                         "overlapping_spans", "duplicate_spans")
+                                         "overlapping_spans", "duplicate_spans",
+                                         "space_characters")
                if st.get(k)}
     info = {"sentences": len(split.items), "tokens": len(tokens),
             "oov_tokens": oov, "oov_rate": oov / len(tokens) if tokens else 0.0,
