@@ -9,7 +9,7 @@ import json
 import pytest
 
 from elman.errors import UserError
-from elman.tasks.tagging import readers
+from elman.tasks.tagging import json_records
 
 
 def _write(tmp_path, records, name="train.json"):
@@ -21,8 +21,8 @@ def _write(tmp_path, records, name="train.json"):
 
 def _read(path, **options):
     stats = {}
-    sentences = readers.read_jsonl(path, guess_keys=True, scheme="auto", stats=stats,
-                                   **options)
+    sentences = json_records.read_jsonl(path, guess_keys=True, scheme="auto", stats=stats,
+                                        **options)
     return [list(zip(s["tokens"], s["tags"])) for s in sentences], stats
 
 
@@ -78,7 +78,7 @@ def test_span_edge_inside_a_token_cuts_it_and_counts(tmp_path):
 def test_named_keys_are_used_as_given(tmp_path):
     path = _write(tmp_path, [{"content": "北京很大", "entities": [[0, 2, "LOC"]]}])
     stats = {}
-    out = readers.read_jsonl(path, tokens_key="content", tags_key="entities", stats=stats)
+    out = json_records.read_jsonl(path, tokens_key="content", tags_key="entities", stats=stats)
     assert [(s["tokens"], s["tags"]) for s in out] == [(["北", "京", "很", "大"],
                                                        ["B-LOC", "I-LOC", "O", "O"])]
 

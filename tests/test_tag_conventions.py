@@ -15,7 +15,8 @@ from elman import cli
 from elman.errors import UserError
 from elman.tasks.tagging import schemes as tag_schemes
 from elman.tasks.tagging.metrics import evaluate_tagging
-from elman.tasks.tagging.readers import read_conll, read_jsonl
+from elman.tasks.tagging.json_records import read_jsonl
+from elman.tasks.tagging.readers import read_conll
 from tests.test_tagging_task import read_conll_columns
 
 SCHEMES = ["BIO", "IOB1", "BIOS", "BIOES", "BMES"]

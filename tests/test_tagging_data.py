@@ -6,7 +6,8 @@ import pytest
 
 from elman.errors import UserError
 from elman.tasks.tagging.data import read_hf_dataset
-from elman.tasks.tagging.readers import read_conll, read_conllu, read_jsonl, read_tagged_file
+from elman.tasks.tagging.json_records import read_jsonl
+from elman.tasks.tagging.readers import read_conll, read_conllu, read_tagged_file
 from elman.text.splitters import split_raw_text
 
 CONLL = """-DOCSTART- -X- -X- O

@@ -11,6 +11,7 @@ import io
 import json
 from pathlib import Path
 
+from elman.core.columns import is_number, resolve_columns
 from elman.core.hub import hub_parts, load_hub
 from elman.core.split import Split, carve, sha256
 from elman.errors import UserError
@@ -109,73 +110,6 @@ class _Rows:
         self.examples.append(Example(str(text).strip(), str(label).strip(), f"{self.path}:{line}"))
 
 
-def _separator_hint(available):
-    """When the header reads as one column holding another separator: what it is."""
-    if len(available) != 1:
-        return ""
-    for mark, name, fix in (("\t", "tabs", "name it .tsv or set data.format=tsv"),
-                            (",", "commas", "name it .csv or set data.format=csv"),
-                            (";", "semicolons", "save it with commas (CSV) or tabs (TSV)")):
-        if mark in str(available[0]):
-            return f"; the header is one column that holds {name}: {fix}"
-    return ""
-
-
-# Other names real corpora give their columns (SophonPlus's Chinese review sets have
-# `label,review`, GLUE's SST-2 `sentence,label`, CLUE's sets `text_a`): a default column
-# (`text`, `label`) the file lacks is looked for among these, when exactly one is there.
-TEXT_COLUMNS = ("text", "review", "sentence", "content", "comment", "document", "text_a",
-                "review_text", "body")
-LABEL_COLUMNS = ("label", "labels", "sentiment", "polarity", "class", "target")
-
-
-def _resolve_columns(rows, available, text_column, label_column):
-    """The (text, label) columns to read: the given ones, or, for a default name the file
-    lacks, the one usual name it has (recorded on `rows.columns_found`); else the error
-    of `_check_columns`."""
-    chosen = {"text": text_column, "label": label_column}
-    for role, default, usual in (("text", "text", TEXT_COLUMNS),
-                                 ("label", "label", LABEL_COLUMNS)):
-        if chosen[role] != default or default in available:
-            continue
-        present = [c for c in usual if c in available and c not in chosen.values()]
-        if len(present) == 1:
-            chosen[role] = present[0]
-            rows.columns_found[role] = present[0]
-    _check_columns(rows.path, available, chosen["text"], chosen["label"])
-    return chosen["text"], chosen["label"]
-
-
-def _headerless_hint(available):
-    """When the first line reads as a data row (a number, or a field of several words
-    among the names), as in headerless `"2","review text"` polarity CSVs: what to do."""
-    names = [str(c).strip() for c in available]
-    if len(names) < 2 or not any(_is_number(n) or len(n.split()) >= 4 for n in names):
-        return ""
-    return ("; the first line reads as a data row, not a header: add a header line that "
-            "names the columns (e.g. label,text)")
-
-
-def _shown(column, width=40):
-    column = str(column)
-    return column if len(column) <= width else column[:width - 3] + "..."
-
-
-def _check_columns(path, available, text_column, label_column):
-    for role, column in (("text", text_column), ("label", label_column)):
-        if column not in available:
-            hint = (_separator_hint(available) or _headerless_hint(available)
-                    or f" (choose one with --{role}-column)")
-            raise UserError(
-                f"unknown {role} column '{column}'; the file has columns: "
-                + ", ".join(repr(_shown(c)) if len(available) == 1 else _shown(c)
-                            for c in available)
-                + hint,
-                path=path,
-                line=1,
-            )
-
-
 def _open_quote(physical_lines, start, end, delimiter, width):
     """The line of a quote left open, when a record absorbed lines that read as rows.
 
@@ -207,7 +141,7 @@ def _read_delimited(rows, text, delimiter, text_column, label_column):
     if repeated:
         raise UserError(f"the header names column '{repeated[0]}' more than once; give each "
                         "column its own name", path=rows.path, line=1)
-    text_column, label_column = _resolve_columns(rows, header, text_column, label_column)
+    text_column, label_column = resolve_columns(rows, header, text_column, label_column)
     ti, li = header.index(text_column), header.index(label_column)
     line = reader.line_num
     while True:
@@ -249,7 +183,7 @@ def _read_jsonl(rows, text, text_column, label_column):
             rows.bad(number, "expected a JSON object per line")
             continue
         if not rows.examples and not rows.skipped:
-            text_column, label_column = _resolve_columns(rows, list(record), text_column,
+            text_column, label_column = resolve_columns(rows, list(record), text_column,
                                                          label_column)
         missing = [c for c in (text_column, label_column) if c not in record]
         if missing:
@@ -280,7 +214,7 @@ def _read_parquet(rows, path, text_column, label_column):
         raise UserError(f"cannot read Parquet: {err}", path=path) from None
     if frame.empty:
         raise UserError("file is empty; expected at least one example", path=path)
-    text_column, label_column = _resolve_columns(rows, list(frame.columns), text_column,
+    text_column, label_column = resolve_columns(rows, list(frame.columns), text_column,
                                                  label_column)
     for number, (text, label) in enumerate(
         zip(frame[text_column].tolist(), frame[label_column].tolist()), start=1
@@ -345,7 +279,7 @@ def load_hub_splits(name, config, splits, text_column, label_column):
     out = {}
     for ours, theirs, part, source in hub_parts(loaded, name, splits):
         rows = _Rows(source, False)
-        text_col, label_col = _resolve_columns(rows, part.column_names, text_column,
+        text_col, label_col = resolve_columns(rows, part.column_names, text_column,
                                                label_column)
         names = getattr(part.features[label_col], "names", None)
         for i, record in enumerate(part, start=1):
@@ -362,7 +296,7 @@ def load_hub_splits(name, config, splits, text_column, label_column):
 def _check_label_kinds(split):
     """Refuses labels that mix numbers and words (`1` among `positive`/`negative`): the
     odd ones out would silently train as extra classes."""
-    numeric = [e for e in split.items if _is_number(e.label)]
+    numeric = [e for e in split.items if is_number(e.label)]
     if numeric and len(numeric) < len(split.items):
         words = [e for e in split.items if e not in numeric]
         odd = numeric if len(numeric) <= len(words) else words
@@ -375,16 +309,12 @@ def _check_label_kinds(split):
             path=path, line=int(line) if line.isdigit() else None)
 
 
-def _is_number(label):
-    return label.lstrip("+-").replace(".", "", 1).isdigit()
-
-
 def _label_column_hint(data, values, column):
     """What the label values look like and how to choose another label column."""
     fmt = "hub" if data.train.startswith("hub:") else detect_format(data.train, data.format)
     words = sorted(len(v.split()) for v in values)
     looks = ("; its values read like text" if words[len(words) // 2] >= 3 else
-             "; its values look like ids or numbers" if all(map(_is_number, values)) else "")
+             "; its values look like ids or numbers" if all(map(is_number, values)) else "")
     if fmt == "labeled-lines":
         return looks + ("; in '<label> <text>' lines the first word is the label: is this "
                         "a file of labelled lines?")
@@ -401,9 +331,9 @@ def _check_label_column(split, data):
     for label in values:
         counts[label] = counts.get(label, 0) + 1
     n, distinct = len(values), len(counts)
-    fractional = [e for e in split.items if _is_number(e.label) and "." in e.label
+    fractional = [e for e in split.items if is_number(e.label) and "." in e.label
                   and float(e.label) != int(float(e.label))]
-    if distinct > 10 and fractional and all(map(_is_number, counts)):
+    if distinct > 10 and fractional and all(map(is_number, counts)):
         path, _, line = fractional[0].where.rpartition(":")
         low, high = min(map(float, counts)), max(map(float, counts))
         raise UserError(

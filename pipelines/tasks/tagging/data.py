@@ -12,7 +12,7 @@ from pathlib import Path
 
 from elman.core.split import Split, carve, sha256
 from elman.errors import UserError
-from elman.tasks.tagging import readers
+from elman.tasks.tagging import json_records, readers
 from elman.tasks.tagging import schemes as tag_schemes
 
 LOCAL_HINT = ("--data train.conll --validation dev.conll (CoNLL, CoNLL-U, JSONL, or a "
@@ -208,7 +208,7 @@ def _read_any(data, source, scheme, stats, split=None, loaded=None, name="train"
         if fmt == "jsonl":
             # with neither key set, `{"text": [...], "label": [...]}` and the like read too
             guess = data.tokens_column == "tokens" and not data.tag_column
-            return readers.read_jsonl(source, tokens_key=data.tokens_column,
+            return json_records.read_jsonl(source, tokens_key=data.tokens_column,
                                       tags_key=_tag_key(data, fmt), scheme=scheme,
                                       strict=data.strict, repair=repair, stats=stats,
                                       guess_keys=guess)
