@@ -25,7 +25,8 @@ class DataConfig:
     train: str = ""  # training file, or hub:NAME for a Hugging Face dataset
     validation: str = ""  # validation file; empty: carve `validation_fraction` off train
     test: str = ""  # test file; empty: no test split (the report uses validation)
-    format: str = "auto"  # auto (from the extension), csv, tsv, jsonl, parquet, labeled-lines
+    format: str = "auto"  # auto (from the extension; a folder: folders), csv, tsv, jsonl,
+    # parquet, labeled-lines, folders (one subfolder per class, one text per file)
     text_column: str = "text"  # column holding the input text
     label_column: str = "label"  # column holding the class label
     validation_fraction: float = 0.1  # share of train held out when no validation file
@@ -151,7 +152,7 @@ _CHOICES = {
     "train.strategy": ("default", "mirrored", "multi-worker"),
     "train.optimizer": ("adam", "sgd"),
     "train.mixed_precision": ("none", "float16", "bfloat16"),
-    "data.format": ("auto", "csv", "tsv", "jsonl", "parquet", "labeled-lines"),
+    "data.format": ("auto", "csv", "tsv", "jsonl", "parquet", "labeled-lines", "folders"),
 }
 
 

@@ -3,10 +3,11 @@
 Issue 16 asks that `ner-en` also work on CoNLL-2003-style files (a `-DOCSTART-` line,
 four columns, four entity types), that `ner-zh` read one character per line with a tab
 or a space and the B/I/S tags (no E) of real Chinese corpora without `--repair-bio`, and
-that the sentiment presets take their kind of CSV. Each test writes small files of that
-kind (our own sentences), trains the preset as shipped with only the data files and the
-epoch count changed, and checks the run against the files: the sentence and entity
-counts read, the types, and the tags the saved run writes back. The corpora the presets
+that the sentiment presets take their kind of files (a `label,review` CSV for Chinese
+reviews, the Large Movie Review Dataset's class folders for whole reviews). Each test
+writes small files of that kind (our own sentences), trains the preset as shipped with
+only the data files and the epoch count changed, and checks the run against the files:
+the sentence and entity counts read, the types, and the tags the saved run writes back. The corpora the presets
 were tuned on are never opened here.
 """
 
@@ -201,7 +202,7 @@ def test_ner_zh_reads_cluener_json_with_entity_spans(tmp_path):
 
 
 @pytest.mark.parametrize("preset, language", [("zh-reviews", "zh"), ("doc", "en")])
-def test_sentiment_presets_train_on_their_kind_of_csv(tmp_path, preset, language):
+def test_sentiment_presets_train_on_their_kind_of_files(tmp_path, preset, language):
     from tests.conftest import NEGATIVE, POSITIVE, write_csv
 
     def script(text):
@@ -215,15 +216,32 @@ def test_sentiment_presets_train_on_their_kind_of_csv(tmp_path, preset, language
     if language == "zh":  # the layout of SophonPlus's Chinese review sets: `label,review`
         write_csv(tmp_path / "train.csv", [(b, a) for a, b in rows * 4], ("label", "review"))
         write_csv(tmp_path / "dev.csv", [(b, a) for a, b in rows], ("label", "review"))
-    else:
-        write_csv(tmp_path / "train.csv", rows * 4)
-        write_csv(tmp_path / "dev.csv", rows)
-    run, metrics, reports = _train(tmp_path, "sentiment", preset, "train.csv", "dev.csv")
+        names = "train.csv", "dev.csv"
+    else:  # the Large Movie Review Dataset's layout: train/pos/0_9.txt, train/unsup/...
+        for split, copies in (("train", 4), ("test", 1)):
+            for k, (text, label) in enumerate(rows * copies):
+                folder = tmp_path / split / label[:3]
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / f"{k}_7.txt").write_text(text.replace(". ", ".<br /><br />"),
+                                                   encoding="utf-8")
+        (tmp_path / "train" / "unsup").mkdir()
+        for k in range(3):
+            (tmp_path / "train" / "unsup" / f"{k}_0.txt").write_text("no label", "utf-8")
+        (tmp_path / "train" / "urls_pos.txt").write_text("http://example.org\n", "utf-8")
+        names = "train", "test"
+    run, metrics, reports = _train(tmp_path, "sentiment", preset, *names)
     assert metrics["scores"]["examples"] == len(rows)
     found = {"text": "review"} if language == "zh" else {}
     assert all(metrics["data"][n]["columns_found"] == found for n in ("train", "validation"))
     report = next(reports.rglob("report.md")).read_text(encoding="utf-8")
     assert ("its text was read from `review`" in report) == (language == "zh")
+    if language == "en":  # the class folders read, the unlabelled and loose files counted
+        positives = sum(1 for _, label in rows if label == "positive")
+        assert metrics["data"]["train"]["folders"] == {
+            "classes": {"neg": 4 * (len(rows) - positives), "pos": 4 * positives},
+            "skipped_folders": {"unsup": 3}, "loose_files": ["urls_pos.txt"]}
+        assert "Not read, as unlabelled: `unsup` (3 files)" in report
+        assert "beside the class folders: 1 file (`urls_pos.txt`)" in report
     if language == "en":  # the long review (9 words × 50 = 450) is cut to the preset's 400
         counts = metrics["data"]["validation"]["tokens"]  # and counted, not dropped
         assert counts["truncated_examples"] == 1 and counts["truncated_tokens"] == 50
@@ -231,4 +249,5 @@ def test_sentiment_presets_train_on_their_kind_of_csv(tmp_path, preset, language
     from elman.core import runs
 
     probs = runs.load_model(run).predict(np.array([rows[0][0]], dtype=object), verbose=0)
+    assert probs.shape == (1, 2)
     np.testing.assert_allclose(probs.sum(axis=-1), 1.0, rtol=1e-5)

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from elman.core.columns import is_number, resolve_columns
+from elman.core.folders import read_class_folders
 from elman.core.hub import hub_parts, load_hub
 from elman.core.split import Split, carve, sha256
 from elman.errors import UserError
@@ -69,9 +70,12 @@ def read_text_file(path):
 
 
 def detect_format(path, fmt="auto"):
-    """Returns the file format name from the extension when `fmt` is "auto"."""
+    """Returns the file format name from the extension when `fmt` is "auto" (a folder:
+    "folders", one subfolder per class)."""
     if fmt != "auto":
         return fmt
+    if Path(path).is_dir():
+        return "folders"
     suffix = Path(path).suffix.lower()
     if suffix not in _EXTENSIONS:
         raise UserError(
@@ -231,7 +235,8 @@ def read_labeled_file(path, fmt="auto", text_column="text", label_column="label"
     """Reads one file of labelled texts into a `Split`.
 
     Args:
-        path: str or Path, a CSV, TSV, JSONL, Parquet or `<label> <text>` lines file.
+        path: str or Path, a CSV, TSV, JSONL, Parquet or `<label> <text>` lines file, or
+            a folder with one subfolder per class and one text per file (`core.folders`).
         fmt: str, the format or "auto" to use the extension. Default "auto".
         text_column: str, the text column (ignored for labelled lines). Default "text";
             a file without a `text` column is read by the one of `TEXT_COLUMNS` it has
@@ -243,13 +248,18 @@ def read_labeled_file(path, fmt="auto", text_column="text", label_column="label"
     path = Path(path)
     if not path.exists():
         raise UserError("file not found", path=path)
-    if not path.is_file():
-        raise UserError("expected a file, found a folder", path=path)
     fmt = detect_format(path, fmt)
+    if path.is_dir() != (fmt == "folders"):
+        raise UserError("expected a folder with one subfolder per class (data.format=folders)"
+                        if path.is_file() else
+                        f"expected a file, found a folder (data.format={fmt}; a folder is read "
+                        "as one subfolder per class with data.format=auto or folders)",
+                        path=path)
     rows = _Rows(path, skip_bad_rows)
-    if fmt == "parquet":
-        if not path.is_file():
-            raise UserError("file not found", path=path)
+    counts = {}
+    if fmt == "folders":
+        digest, counts["folders"] = read_class_folders(rows, path)
+    elif fmt == "parquet":
         _read_parquet(rows, path, text_column, label_column)
     else:
         text = read_text_file(path)
@@ -261,8 +271,10 @@ def read_labeled_file(path, fmt="auto", text_column="text", label_column="label"
             _read_labeled_lines(rows, text)
     if not rows.examples:
         raise UserError("no usable examples in the file", path=path)
-    return Split(name, rows.examples, str(path), sha256(path), rows.skipped,
-                 {"columns_found": rows.columns_found} if rows.columns_found else {})
+    if rows.columns_found:
+        counts["columns_found"] = rows.columns_found
+    return Split(name, rows.examples, str(path), digest if fmt == "folders" else sha256(path),
+                 rows.skipped, counts)
 
 
 def load_hub_splits(name, config, splits, text_column, label_column):
@@ -315,6 +327,8 @@ def _label_column_hint(data, values, column):
     words = sorted(len(v.split()) for v in values)
     looks = ("; its values read like text" if words[len(words) // 2] >= 3 else
              "; its values look like ids or numbers" if all(map(is_number, values)) else "")
+    if fmt == "folders":
+        return "; each subfolder is one class: put several texts (files) in each"
     if fmt == "labeled-lines":
         return looks + ("; in '<label> <text>' lines the first word is the label: is this "
                         "a file of labelled lines?")

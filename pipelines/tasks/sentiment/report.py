@@ -4,6 +4,7 @@ pretraining, data."""
 import numpy as np
 
 from elman.core import data as data_stage
+from elman.core import folders
 from elman.core import report as rep
 
 
@@ -27,6 +28,8 @@ def data_section(splits, stats, labels, coverage, tokenizer=None):
                   f"{'lower-cased' if tokenizer.lowercase else 'cased'}. Token counts and "
                   "the OOV rate are in pieces.")
     for name, split in splits.items():
+        if split.counts.get("folders"):
+            md.append(folders.describe(name, split.counts["folders"]))
         for role, column in split.counts.get("columns_found", {}).items():
             md.append(f"The {name} file has no `{role}` column: its {role} was read from "
                       f"`{column}`, the one usual {role} column name it has (name another "

@@ -311,6 +311,7 @@ class SentimentTask(Task):
             "pretraining_texts": self.extra_source,
             "data": {n: {"examples": len(s.items), "skipped": s.skipped,
                          "columns_found": s.counts.get("columns_found", {}),
+                         "folders": s.counts.get("folders"),
                          "tokens": vars(state.stats[n]) | {"oov_rate": state.stats[n].oov_rate}}
                      for n, s in ctx.splits.items()},
             "embedding_coverage": None if state.coverage is None else vars(state.coverage) | {
