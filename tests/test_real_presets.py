@@ -153,6 +153,45 @@ def test_ner_zh_reads_bis_tags_one_character_per_line(tmp_path, separator):
     assert predicted <= {"O", "B-", "I-", "S-"}, predicted  # written in the file's B/I/S
 
 
+def _weibo_layout(sentences):
+    """weiboNER_2nd_conll: each character with its place in its word (an entity, 在,
+    工作 and 。 are the words here), BIO tags with Weibo's `.NAM` types."""
+    lines = []
+    for tagged in sentences:
+        chars = [c for c, _ in tagged]
+        tags = [t.replace("S-", "B-") + ".NAM" if t != "O" else t for _, t in tagged]
+        starts = {0} | {i for i, (_, t) in enumerate(tagged) if t[:2] in ("B-", "S-")}
+        starts |= {i + 1 for i, (_, t) in enumerate(tagged)
+                   if t[:2] in ("I-", "S-") or (t[:2] == "B-" and tagged[i + 1][1] == "O")}
+        starts |= {i for i, c in enumerate(chars) if c in "在工。"}
+        place = 0
+        for i, (c, t) in enumerate(zip(chars, tags)):
+            place = 0 if i in starts else place + 1
+            lines.append(f"{c}{place}\t{t}")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def test_ner_zh_reads_weibo_files_with_word_positions(tmp_path):
+    train, dev = _chinese_sentences(30, 0), _chinese_sentences(8, 1)
+    (tmp_path / "weiboNER_2nd_conll.train").write_text(_weibo_layout(train), "utf-8")
+    (tmp_path / "weiboNER_2nd_conll.dev").write_text(_weibo_layout(dev), "utf-8")
+    assert "张0\tB-PER.NAM\n伟1\tI-PER.NAM\n在0\tO\n" in _weibo_layout(train)
+    run, metrics, reports = _train(tmp_path, "tagging", "ner-zh", "weiboNER_2nd_conll.train",
+                                   "weiboNER_2nd_conll.dev")
+    for split, sentences in (("train", train), ("validation", dev)):
+        read = metrics["data"][split]
+        assert read["word_positions_removed"] == sum(len(s) for s in sentences)
+        assert sorted(read["entities"]) == ["LOC.NAM", "ORG.NAM", "PER.NAM"]
+    written = _conll_blocks(reports.rglob("predictions_validation.conll").__next__())
+    assert [[r[0] for r in rows] for rows in written] == [[c for c, _ in s] for s in dev]
+    report = next(reports.rglob("report.md")).read_text(encoding="utf-8")
+    assert "Weibo NER's `口0 腔1` layout" in report
+    import elman
+
+    assert elman.load(run).predict(["张伟在北京工作。"])[0]["tokens"] == list("张伟在北京工作。")
+
+
 def _cluener(sentences):
     """CLUENER's JSON lines: the raw text and {type: {surface: [[start, end]]}}, end
     included, built from the tagged characters of `_chinese_sentences`."""

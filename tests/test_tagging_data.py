@@ -109,6 +109,29 @@ def test_chinese_character_per_line(tmp_path):
     assert sentences[1] == {"tokens": ["他"], "tags": ["B-PER"], "source": f"{path}:8"}
 
 
+def test_weibo_word_positions_are_removed(tmp_path):
+    # weiboNER_2nd_conll: each character with its place in its segmented word
+    text = ("口0\tO\n腔1\tO\n加0\tO\n北0\tB-LOC.NAM\n京1\tI-LOC.NAM\n20\tO\n01\tO\n"
+            "\u30000\tO\n\n他0\tB-PER.PRO\n")
+    stats = {}
+    sentences = read_tagged_file(_write(tmp_path, "weiboNER_2nd_conll.train", text),
+                                 scheme="auto", stats=stats)
+    assert [s["tokens"] for s in sentences] == [["口", "腔", "加", "北", "京", "2", "0",
+                                                 "\u3000"], ["他"]]
+    assert sentences[0]["tags"][3:5] == ["B-LOC.NAM", "I-LOC.NAM"]
+    assert stats["word_positions_removed"] == 9
+    # any token that is not one character and a place in a word keeps the file as it is
+    for odd in ("口0 O\n腔2 O\n",  # 2 does not follow 0
+                "口1 O\n腔2 O\n",  # a sentence starts inside a word
+                "口0 O\nab1 O\n",  # two characters before the number
+                "口0 O\n腔 O\n",  # no number
+                "EU B-ORG\nrejects O\n"):
+        stats = {}
+        tokens = read_tagged_file(_write(tmp_path, "odd.txt", odd), stats=stats)[0]["tokens"]
+        assert tokens == [line.split()[0] for line in odd.splitlines()]
+        assert "word_positions_removed" not in stats
+
+
 CONLLU = """# sent_id = 1
 # text = I'm here.
 1-2\tI'm\t_\t_\t_\t_\t_\t_\t_\t_

@@ -17,7 +17,8 @@ that nothing skipped goes unreported: `sentences`, `tokens`, `docstart_lines`,
 token), `span_records`, `tokens_split_at_entity_edges`, `duplicate_spans` and
 `overlapping_spans` (JSON records of raw text with entity spans, see
 `json_records.read_jsonl`), `space_characters` (spaces of a raw text tagged per character, which
-are no tokens), and `scheme` (the scheme read).
+are no tokens), `word_positions_removed` (tokens of Weibo NER's `口0 腔1` layout whose
+word position was removed, see `read_conll`) and `scheme` (the scheme read).
 
 Example:
 
@@ -176,7 +177,9 @@ def read_conll(path, tag_column=-1, scheme="BIO", strict=True, repair=False, sta
     `-DOCSTART-` lines are skipped (and counted). A character-per-line Chinese file
     is the same format with one character per line, its columns split by a tab or
     spaces alike; only ASCII spaces and tabs separate, so a full-width space (U+3000)
-    or a no-break space is a token. An ASCII space cannot be a token.
+    or a no-break space is a token. An ASCII space cannot be a token. A file whose every
+    token is one character and its place in a segmented word (Weibo NER's `口0 腔1`) is
+    read as the characters alone (see `_strip_word_positions`).
 
     Args:
         path: str or Path, the file.
@@ -238,7 +241,38 @@ def read_conll(path, tag_column=-1, scheme="BIO", strict=True, repair=False, sta
                 f"{_space_token_hint(line, len(fields), expected[0])}", path=path, line=number)
         rows.append((number, fields[0], fields[tag_column]))
     flush()
+    _strip_word_positions(raw, stats)
     return finish_sentences(raw, path, scheme, strict, repair, stats)
+
+
+def _word_position(token):
+    """The number after a token's one character (`口0` → 0), or None."""
+    tail = token[1:]
+    return int(tail) if tail.isascii() and tail.isdigit() else None
+
+
+def _strip_word_positions(raw, stats):
+    """Removes the word positions of Weibo NER's segmented layout, in place.
+
+    `weiboNER_2nd_conll` writes each character with its place in its segmented word
+    (`口0 腔1 溃2 疡3 加0 上1`). Raw text has no such numbers, so a model trained on
+    them could not read it: when every token of the file is one character and a number,
+    and in every sentence the numbers start at 0 and each is 0 or one more than the last,
+    the numbers are removed and counted (`word_positions_removed`). Any other file is
+    left as it is.
+    """
+    total = 0
+    for sentence in raw:
+        positions = [_word_position(t) for t in sentence["tokens"]]
+        if None in positions or positions[0] != 0 or any(
+                p not in (0, q + 1) for q, p in zip(positions, positions[1:])):
+            return
+        total += len(positions)
+    if not total:
+        return
+    for sentence in raw:
+        sentence["tokens"] = [t[0] for t in sentence["tokens"]]
+    _count(stats, "word_positions_removed", total)
 
 
 def read_conllu(path, field="upos", stats=None):

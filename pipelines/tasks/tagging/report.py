@@ -282,6 +282,8 @@ def _split_info(split, vocab):
             "ill_formed_tags": st.get("ill_formed_tags", 0),
             "continued_entities": st.get("continued_entities", 0), "skipped": skipped,
             "source": split.source, "scheme_read": st.get("scheme")}
+    if st.get("word_positions_removed"):  # Weibo NER's `口0 腔1`
+        info["word_positions_removed"] = st["word_positions_removed"]
     if st.get("span_records"):  # read from raw text with entity spans (CLUENER, doccano)
         info["span_records"] = st["span_records"]
         info["tokens_split_at_entity_edges"] = st.get("tokens_split_at_entity_edges", 0)
@@ -339,6 +341,12 @@ def data_summary(splits, vocab, counts, coverage):
         md.append("Sentences that begin inside an entity (the corpus cut a sentence in the "
                   "middle of one; their first entity is read as starting at the first token): "
                   + ", ".join(f"{name} {n}" for name, n in continued.items()) + ".")
+    positioned = {name: i["word_positions_removed"] for name, i in data.items()
+                  if i.get("word_positions_removed")}
+    if positioned:
+        md.append("Each character came with its place in a segmented word (Weibo NER's "
+                  "`口0 腔1` layout); raw text has no such numbers, so they were removed: "
+                  + ", ".join(f"{name} {n:,} tokens" for name, n in positioned.items()) + ".")
     if coverage is not None:
         md.append(coverage.describe("words"))
     if vocab.bigrams is not None:
