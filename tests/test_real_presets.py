@@ -7,8 +7,8 @@ that the sentiment presets take their kind of files (a `label,review` CSV for Ch
 reviews, the Large Movie Review Dataset's class folders for whole reviews). Each test
 writes small files of that kind (our own sentences), trains the preset as shipped with
 only the data files and the epoch count changed, and checks the run against the files:
-the sentence and entity counts read, the types, and the tags the saved run writes back. The corpora the presets
-were tuned on are never opened here.
+the sentence and entity counts read, the types, and the tags the saved run writes back.
+The corpora the presets were tuned on are never opened here.
 """
 
 import json
@@ -110,6 +110,26 @@ def test_ner_en_reads_conll_2003_files_with_four_types(tmp_path):
         assert [r[0] for r in rows] == [w for w, _ in gold]
         assert [r[1] for r in rows] == [t for _, t in gold]
         assert all(r[2] == "O" or r[2][:2] in ("B-", "I-") for r in rows)
+
+
+def test_ner_en_reads_two_columns_with_the_tag_first(tmp_path):
+    # the MIT Movie and Restaurant corpora (engtrain.bio): `B-Actor<TAB>steve`
+    train, dev = _english_sentences(40, 0), _english_sentences(10, 1)
+    for name, sentences in (("engtrain.bio", train), ("engtest.bio", dev)):
+        text = "\n\n".join("\n".join(f"{t}\t{w.lower()}" for w, t in s) for s in sentences)
+        (tmp_path / name).write_text(text + "\n", encoding="utf-8")
+    _, metrics, reports = _train(tmp_path, "tagging", "ner-en", "engtrain.bio", "engtest.bio")
+    for split, sentences in (("train", train), ("validation", dev)):
+        read = metrics["data"][split]
+        assert read["tags_in_first_column"] and read["sentences"] == len(sentences)
+        for kind in ("PER", "ORG", "LOC", "MISC"):
+            expected = sum(1 for s in sentences for _, t in s if t == "B-" + kind)
+            assert read["entities"][kind] == expected, (split, kind)
+    written = _conll_blocks(reports.rglob("predictions_validation.conll").__next__())
+    assert [[r[0] for r in rows] for rows in written] == [[w.lower() for w, _ in s]
+                                                          for s in dev]
+    report = next(reports.rglob("report.md")).read_text(encoding="utf-8")
+    assert "tags first (`B-Actor<TAB>steve`" in report
 
 
 CHINESE = [("张伟", "PER"), ("北京", "LOC"), ("华星公司", "ORG"), ("李", "PER"),

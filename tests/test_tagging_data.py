@@ -132,6 +132,23 @@ def test_weibo_word_positions_are_removed(tmp_path):
         assert "word_positions_removed" not in stats
 
 
+def test_two_columns_tag_first(tmp_path):
+    # the MIT Movie corpus's layout: the tag, a tab, the word
+    text = "O\twhat\nB-Actor\tsteve\nI-Actor\tmcqueen\nO\tfilms\n\nB-Year\t1980s\n"
+    path = _write(tmp_path, "engtrain.bio", text)
+    stats = {}
+    sentences = read_tagged_file(path, scheme="auto", stats=stats)
+    assert sentences[0]["tokens"] == ["what", "steve", "mcqueen", "films"]
+    assert sentences[0]["tags"] == ["O", "B-Actor", "I-Actor", "O"]
+    assert sentences[1]["tokens"] == ["1980s"] and stats["tags_in_first_column"] == 1
+    # an explicit tag column is obeyed; tags in both columns keep the usual order
+    assert read_conll(path, tag_column=-1, scheme=None)[0]["tokens"][1] == "B-Actor"
+    stats = {}
+    both = read_conll(_write(tmp_path, "b.txt", "O O\nB-X B-X\n"), tag_column=None,
+                      scheme="auto", stats=stats)
+    assert both[0]["tokens"] == ["O", "B-X"] and "tags_in_first_column" not in stats
+
+
 CONLLU = """# sent_id = 1
 # text = I'm here.
 1-2\tI'm\t_\t_\t_\t_\t_\t_\t_\t_

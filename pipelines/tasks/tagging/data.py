@@ -142,7 +142,9 @@ def format_of(data, path):
 
 def _tag_key(data, fmt):
     if fmt == "conll":
-        value = data.tag_column or "-1"
+        if not data.tag_column:
+            return None  # the last column, or the first when it holds the tags
+        value = data.tag_column
         try:
             return int(value)
         except ValueError:

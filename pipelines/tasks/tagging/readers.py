@@ -18,7 +18,8 @@ token), `span_records`, `tokens_split_at_entity_edges`, `duplicate_spans` and
 `overlapping_spans` (JSON records of raw text with entity spans, see
 `json_records.read_jsonl`), `space_characters` (spaces of a raw text tagged per character, which
 are no tokens), `word_positions_removed` (tokens of Weibo NER's `口0 腔1` layout whose
-word position was removed, see `read_conll`) and `scheme` (the scheme read).
+word position was removed, see `read_conll`), `tags_in_first_column` (1 when a two-column
+file was read tag first) and `scheme` (the scheme read).
 
 Example:
 
@@ -169,7 +170,7 @@ def finish_sentences(raw, path, scheme, strict, repair, stats):
     return sentences
 
 
-def read_conll(path, tag_column=-1, scheme="BIO", strict=True, repair=False, stats=None):
+def read_conll(path, tag_column=None, scheme="BIO", strict=True, repair=False, stats=None):
     """Reads a CoNLL column file: one token per line, blank lines between sentences.
 
     The first column is the token, `tag_column` the tag; columns are separated by
@@ -183,8 +184,11 @@ def read_conll(path, tag_column=-1, scheme="BIO", strict=True, repair=False, sta
 
     Args:
         path: str or Path, the file.
-        tag_column: int, index of the tag column (negative counts from the end).
-            Default -1 (the last column).
+        tag_column: int, index of the tag column (negative counts from the end),
+            or None: the last column, except in a two-column file whose first column
+            holds the tags and the second the words (MIT Movie's `B-Actor<TAB>steve`),
+            read the other way round and counted as `tags_in_first_column`. Default
+            None.
         scheme: str or None, the tag scheme: "BIO" (or "IOB2"), "IOB1", "BIOS"
             (B/I/S without E), "BIOES" (or "IOBES"), "BMES", "auto" (guessed, see
             `schemes.detect_scheme`) or None (free labels such as POS tags, not
@@ -207,6 +211,8 @@ def read_conll(path, tag_column=-1, scheme="BIO", strict=True, repair=False, sta
     check_scheme(scheme)
     raw, rows = [], []
     expected = None
+    auto_column = tag_column is None
+    tag_column = -1 if auto_column else tag_column
 
     def flush():
         if rows:
@@ -241,8 +247,25 @@ def read_conll(path, tag_column=-1, scheme="BIO", strict=True, repair=False, sta
                 f"{_space_token_hint(line, len(fields), expected[0])}", path=path, line=number)
         rows.append((number, fields[0], fields[tag_column]))
     flush()
+    if auto_column and expected and expected[0] == 2 and _tags_first(raw):
+        for sentence in raw:
+            sentence["tokens"], sentence["tags"] = sentence["tags"], sentence["tokens"]
+        _count(stats, "tags_in_first_column")
     _strip_word_positions(raw, stats)
     return finish_sentences(raw, path, scheme, strict, repair, stats)
+
+
+_TAG_LIKE = re.compile(r"^(O|[BIESMU]-\S+)$")
+
+
+def _tags_first(raw):
+    """Whether a two-column file holds the tag first and the word second (the MIT Movie
+    and Restaurant corpora's `B-Actor<TAB>steve`): every first-column value reads as a
+    tag and fewer than half the second-column values do."""
+    first = [t for s in raw for t in s["tokens"]]
+    second = [t for s in raw for t in s["tags"]]
+    return (all(_TAG_LIKE.match(t) for t in first)
+            and 2 * sum(bool(_TAG_LIKE.match(t)) for t in second) < len(second))
 
 
 def _word_position(token):

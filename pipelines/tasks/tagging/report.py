@@ -282,6 +282,8 @@ def _split_info(split, vocab):
             "ill_formed_tags": st.get("ill_formed_tags", 0),
             "continued_entities": st.get("continued_entities", 0), "skipped": skipped,
             "source": split.source, "scheme_read": st.get("scheme")}
+    if st.get("tags_in_first_column"):  # MIT Movie's `B-Actor<TAB>steve`
+        info["tags_in_first_column"] = True
     if st.get("word_positions_removed"):  # Weibo NER's `口0 腔1`
         info["word_positions_removed"] = st["word_positions_removed"]
     if st.get("span_records"):  # read from raw text with entity spans (CLUENER, doccano)
@@ -341,6 +343,12 @@ def data_summary(splits, vocab, counts, coverage):
         md.append("Sentences that begin inside an entity (the corpus cut a sentence in the "
                   "middle of one; their first entity is read as starting at the first token): "
                   + ", ".join(f"{name} {n}" for name, n in continued.items()) + ".")
+    flipped = [name for name, i in data.items() if i.get("tags_in_first_column")]
+    if flipped:
+        md.append(f"The {' and '.join(flipped)} file{'s' if len(flipped) > 1 else ''} "
+                  "had two columns, tags first (`B-Actor<TAB>steve`, the MIT Movie and "
+                  "Restaurant layout): the tags were read from the first column and the "
+                  "words from the second.")
     positioned = {name: i["word_positions_removed"] for name, i in data.items()
                   if i.get("word_positions_removed")}
     if positioned:
