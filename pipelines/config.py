@@ -234,11 +234,13 @@ def _coerce(value, typ, key, source, choices=None):
     elif typ is str:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return str(value)
-    elif typing.get_origin(typ) is tuple:  # tuple[int, ...]: a TOML list of integers
+    elif typing.get_origin(typ) is tuple:  # tuple[int, ...] or tuple[str, ...]: a TOML list
+        item = typing.get_args(typ)[0]
         if isinstance(value, (list, tuple)) and all(
-                isinstance(v, int) and not isinstance(v, bool) for v in value):
+                isinstance(v, item) and not isinstance(v, bool) for v in value):
             return tuple(value)
-        raise UserError(f"'{key}' expects a list of integers, got {value!r}", path=source)
+        raise UserError(f"'{key}' expects a list of "
+                        f"{'integers' if item is int else 'strings'}, got {value!r}", path=source)
     raise UserError(
         f"'{key}' expects a {typ.__name__}, got {value!r}", path=source
     )

@@ -1,5 +1,6 @@
 """Readers of tagged corpora and the raw-text splitter."""
 
+import dataclasses
 import json
 
 import pytest
@@ -287,3 +288,39 @@ def test_parquet_files_with_class_label_names(tmp_path):
     with pytest.raises(UserError, match="cannot read Parquet") as caught:
         load_splits(TaggingDataConfig(train=str(tmp_path / "bad.parquet")))
     assert caught.value.path.endswith("bad.parquet")
+
+
+def test_integer_tags_take_the_names_given(tmp_path):
+    # `Dataset.to_json` keeps tags as ids and drops the ClassLabel names
+    from elman.config import load_config
+    from elman.tasks.tagging.config import TaggingDataConfig
+    from elman.tasks.tagging.data import load_splits
+
+    names = ("O", "B-PER", "I-PER", "B-LOC", "I-LOC")
+    path = _write(tmp_path, "train.jsonl",
+                  '{"tokens": ["Anna", "Berg", "in", "Oslo"], "ner_tags": [1, 2, 0, 3]}\n'
+                  '{"tokens": ["Hi"], "ner_tags": [0]}\n')
+    data = TaggingDataConfig(train=str(path), tag_column="ner_tags")
+    error = _error(load_splits, data)
+    assert (error.path, error.line) == (str(path), 1) and "data.tag_names" in error.message
+    splits, _ = load_splits(dataclasses.replace(data, tag_names=names))
+    read = sorted(splits["train"].items + splits["validation"].items,
+                  key=lambda s: s["source"])  # 10% of train carved off for validation
+    assert [s["tags"] for s in read] == [["B-PER", "I-PER", "O", "B-LOC"], ["O"]]
+    error = _error(load_splits, dataclasses.replace(data, tag_names=names[:3]))
+    assert "Tag id 3 is not one of the 3 names in data.tag_names" in error.message
+
+    datasets = pytest.importorskip("datasets")  # Parquet written without ClassLabel names
+    datasets.Dataset.from_dict({"tokens": [["Oslo", "grew"]], "ner_tags": [[3, 0]]}) \
+        .to_parquet(str(tmp_path / "p.parquet"))
+    one = str(tmp_path / "p.parquet")
+    parquet = TaggingDataConfig(train=one, validation=one, tag_names=names)
+    assert load_splits(parquet)[0]["train"].items[0]["tags"] == ["B-LOC", "O"]
+    assert "data.tag_names" in _error(
+        load_splits, TaggingDataConfig(train=one, validation=one)).message
+
+    # the setting as the command line gives it
+    cfg = load_config("tagging", None, ['data.tag_names=["O", "B-PER"]'])
+    assert cfg.data.tag_names == ("O", "B-PER")
+    with pytest.raises(UserError, match="expects a list of strings"):
+        load_config("tagging", None, ["data.tag_names=[1, 2]"])

@@ -18,6 +18,8 @@ class TaggingDataConfig:
     tokens_column: str = "tokens"  # jsonl/hf: the key or column holding the token list
     # (jsonl with neither key set: tokens/words/text/chars and tags/ner_tags/labels/label
     # are tried, so `{"text": [...], "label": [...]}` files read as they are)
+    tag_names: tuple[str, ...] = ()  # jsonl/parquet/hf tags written as integer ids with no
+    # names in the file (a `to_json` export): the names in id order, ["O", "B-PER", ...]
     conllu_field: str = "upos"  # CoNLL-U: upos or xpos
     scheme: str = "auto"  # auto (guessed), BIO, IOB1, BIOS, BIOES, BMES, none (free tags: POS)
     strict: bool = True  # an ill-formed sequence (I-X after O) is an error

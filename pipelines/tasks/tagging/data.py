@@ -46,7 +46,8 @@ def _class_names(feature):
 
 
 def read_hf_dataset(dataset, split=None, tokens_column="tokens", tags_column="ner_tags",
-                    scheme="BIO", strict=True, repair=False, stats=None, label=None):
+                    scheme="BIO", strict=True, repair=False, stats=None, label=None,
+                    tag_names=()):
     """Reads a Hugging Face `datasets.Dataset` (or one split of a `DatasetDict`).
 
     Integer tags with `ClassLabel` names (e.g. `Sequence(ClassLabel(names=[...]))`)
@@ -64,6 +65,8 @@ def read_hf_dataset(dataset, split=None, tokens_column="tokens", tags_column="ne
         stats: dict or None, receives counts (see the module docstring). Default None.
         label: str or None, names the rows' source in place of `"<name>[<split>]"`.
             Default None.
+        tag_names: sequence of str, the names of integer tags when the dataset has no
+            `ClassLabel` names (`data.tag_names`). Default ().
 
     Returns:
         A list of `{"tokens", "tags", "source"}` dicts; `source` is
@@ -97,16 +100,9 @@ def read_hf_dataset(dataset, split=None, tokens_column="tokens", tags_column="ne
             raise UserError(f"Empty sentence: {tokens_column!r} is an empty list.", path=source)
         if len(tokens) != len(tags):
             raise UserError(f"{len(tokens)} tokens but {len(tags)} tags.", path=source)
-        if names is not None and not all(isinstance(t, str) for t in tags):
-            bad = [t for t in tags if not (isinstance(t, int) and 0 <= t < len(names))]
-            if bad:
-                raise UserError(f"Tag id {bad[0]!r} is not one of the {len(names)} ClassLabel "
-                                "names.", path=source)
-            tags = [names[t] for t in tags]
-        elif any(not isinstance(t, str) for t in tags):
-            raise UserError(f"Column {tags_column!r} has non-string tags and no ClassLabel "
-                            "names to map them to.", path=source)
         raw.append({"tokens": tokens, "tags": tags, "lines": None, "source": source})
+    readers.name_tag_ids(raw, names or tag_names, label,
+                         "ClassLabel names" if names else "names in data.tag_names")
     return readers.finish_sentences(raw, label, scheme, strict, repair, stats)
 
 
@@ -199,12 +195,12 @@ def _read_any(data, source, scheme, stats, split=None, loaded=None, name="train"
             return read_hf_dataset(
                 dataset, split=split, tokens_column=data.tokens_column,
                 tags_column=_tag_key(data, fmt), scheme=scheme, strict=data.strict,
-                repair=repair, stats=stats)
+                repair=repair, stats=stats, tag_names=data.tag_names)
         if fmt == "parquet":
             return read_hf_dataset(_read_parquet(source), tokens_column=data.tokens_column,
                                    tags_column=_tag_key(data, "hf"), scheme=scheme,
                                    strict=data.strict, repair=repair, stats=stats,
-                                   label=f"{source}[row]")
+                                   label=f"{source}[row]", tag_names=data.tag_names)
         if fmt == "conllu":
             return readers.read_conllu(source, field=data.conllu_field, stats=stats)
         if fmt == "jsonl":
@@ -213,7 +209,7 @@ def _read_any(data, source, scheme, stats, split=None, loaded=None, name="train"
             return json_records.read_jsonl(source, tokens_key=data.tokens_column,
                                       tags_key=_tag_key(data, fmt), scheme=scheme,
                                       strict=data.strict, repair=repair, stats=stats,
-                                      guess_keys=guess)
+                                      guess_keys=guess, tag_names=data.tag_names)
         return readers.read_conll(source, tag_column=_tag_key(data, fmt), scheme=scheme,
                                   strict=data.strict, repair=repair, stats=stats)
     except UserError as err:

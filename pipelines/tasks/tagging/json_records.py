@@ -8,7 +8,8 @@ checked by `readers.finish_sentences`; its counts go to the same `stats`.
 import json
 
 from elman.errors import UserError
-from elman.tasks.tagging.readers import _count, _read_lines, check_scheme, finish_sentences
+from elman.tasks.tagging.readers import (_count, _read_lines, check_scheme, finish_sentences,
+                                         name_tag_ids)
 
 
 def json_objects(path):
@@ -200,7 +201,7 @@ def _guess_key(record, given, known):
 
 
 def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=True,
-               repair=False, stats=None, guess_keys=False):
+               repair=False, stats=None, guess_keys=False, tag_names=()):
     """Reads JSON lines `{"tokens": [...], "tags": [...]}`, one sentence per line.
 
     A `.json` file holding one JSON array of such objects is read too. So are records
@@ -229,6 +230,8 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
         strict: bool, raise on an ill-formed tag sequence. Default True.
         repair: bool, repair ill-formed sequences and count them. Default False.
         stats: dict or None, receives counts (listed in `readers`). Default None.
+        tag_names: sequence of str, the names of tags written as integer ids (a
+            `datasets` `to_json` export), in id order (`data.tag_names`). Default ().
 
     Returns:
         A list of `{"tokens", "tags", "source"}` dicts.
@@ -270,4 +273,5 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
             raise UserError(f"{len(tokens)} tokens but {len(tags)} tags.", path=path, line=number)
         raw.append({"tokens": tokens, "tags": tags, "lines": [number] * len(tokens),
                     "source": f"{path}:{number}"})
+    name_tag_ids(raw, tag_names, path, "names in data.tag_names")
     return finish_sentences(raw, path, scheme, strict, repair, stats)

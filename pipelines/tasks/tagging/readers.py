@@ -111,6 +111,32 @@ def _ill_formed(tags, scheme, position):
     return f"Ill-formed tags: {message}{hint}."
 
 
+def name_tag_ids(raw, names, path, what="ClassLabel names"):
+    """Replaces integer tags by their names (`names[id]`), in place.
+
+    A file written from a Hugging Face dataset (`to_json`, `to_parquet`) keeps the tags
+    as ids. With no names to map them to, or an id outside them, the error says how to
+    give the names (`data.tag_names`, in id order).
+    """
+    for sentence in raw:
+        tags = sentence["tags"]
+        if all(isinstance(t, str) for t in tags):
+            continue
+        odd = next(i for i, t in enumerate(tags) if not isinstance(t, str))
+        where = {"path": sentence["source"]} if sentence["lines"] is None else {
+            "path": path, "line": sentence["lines"][odd]}
+        if not names:
+            raise UserError(f"Tag {tags[odd]!r} is an id, and the file holds no tag names to "
+                            "map ids to: give them in id order with data.tag_names, e.g. "
+                            "--set 'data.tag_names=[\"O\", \"B-PER\", \"I-PER\"]'", **where)
+        bad = [t for t in tags if not (isinstance(t, int) and not isinstance(t, bool)
+                                       and 0 <= t < len(names))]
+        if bad:
+            raise UserError(f"Tag id {bad[0]!r} is not one of the {len(names)} {what} "
+                            f"(ids 0-{len(names) - 1}).", **where)
+        sentence["tags"] = [names[t] for t in tags]
+
+
 def finish_sentences(raw, path, scheme, strict, repair, stats):
     """Checks the tags of raw sentences against `scheme` and returns them in BIO.
 
