@@ -109,7 +109,8 @@ class AdversarialTraining:
     loss (cross-entropy, the CRF's negative log-likelihood), the step is the same.
     A model whose output is a probability distribution over its last axis (the
     sentiment classifier) may also set `virtual_adversarial` (ε of the virtual
-    adversarial loss; 0 or absent turns it off).
+    adversarial loss) and `rdrop` (the weight of R-Drop's consistency loss); 0 or absent
+    turns each off. With only `rdrop`, the model needs no perturbation layer.
     """
 
     def virtual_noise(self, shape):
@@ -140,7 +141,12 @@ class AdversarialTraining:
 
     def train_step(self, data):
         """Keras' step, plus the adversarial and virtual adversarial losses when their
-        ε (`adversarial`, `virtual_adversarial`) is above 0.
+        ε (`adversarial`, `virtual_adversarial`) is above 0, and R-Drop when `rdrop` is.
+
+        R-Drop (Liang et al. 2021): the batch goes through the model twice in training
+        mode, so with two dropout draws, and the clean loss becomes the mean of the two
+        passes' losses plus `rdrop` times the mean of KL(p1 ‖ p2) and KL(p2 ‖ p1), both
+        predictions trained. The adversarial direction is then taken on that loss.
 
         The loss minimised is the clean loss, plus the loss of the same batch with its
         vectors moved by `adversarial_direction`, plus KL(clean prediction ‖ prediction
@@ -153,20 +159,30 @@ class AdversarialTraining:
         pass for its weight gradient (its perturbation is a constant).
         """
         virtual = getattr(self, "virtual_adversarial", 0.0)
-        if not self.adversarial and not virtual:
+        rdrop = getattr(self, "rdrop", 0.0)
+        if not self.adversarial and not virtual and not rdrop:
             return super().train_step(data)
         import tensorflow as tf
 
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-        noise = self.get_layer("adversarial")
+        noise = self.get_layer("adversarial") if self.adversarial or virtual else None
         weights = self.trainable_weights
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
         with tf.GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
-            vectors, mask = noise.seen()
-            scaled = self.optimizer.scale_loss(loss)
-        gradient, *gradients = tape.gradient(scaled, [vectors, *weights])
-        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+            vectors, mask = noise.seen() if noise is not None else (None, None)
+            objective = loss
+            if rdrop:  # a second pass, other dropout masks; both pulled towards each other
+                second = self(x, training=True)
+                objective = (loss + self.compute_loss(x, y, second, sample_weight,
+                                                      training=True)) / 2 + rdrop * (
+                    divergence(y_pred, second) + divergence(second, y_pred)) / (2 * replicas)
+            scaled = self.optimizer.scale_loss(objective)
+        if noise is None:
+            gradient, gradients = None, tape.gradient(scaled, weights)
+        else:
+            gradient, *gradients = tape.gradient(scaled, [vectors, *weights])
         if self.adversarial:
             delta = adversarial_direction(vectors, gradient, mask, self.adversarial)
             with tf.GradientTape() as tape:

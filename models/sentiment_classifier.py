@@ -61,6 +61,9 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             (elman.models.adversarial): each step also pulls the prediction for the
             vectors moved this fraction of their norm, the way that changes it most,
             towards the clean prediction. 0 turns it off. Default 0.0.
+        rdrop: float, R-Drop (elman.models.adversarial): each step runs the batch twice
+            with two dropout draws and adds this weight times the symmetric KL divergence
+            of the two predictions to the mean of their losses. 0 turns it off. Default 0.0.
 
     Example:
     >>> model = SentimentClassifier(vocabulary_size=100, num_classes=2, units=8)
@@ -75,7 +78,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                  unk_dropout=0.0, char_features="none", char_vocabulary_size=0,
                  char_embedding_dim=25, char_units=50, char_kernel_size=3,
                  recurrent_dropout=0.0, adversarial=0.0, bigram_pairs=None, bigram_dim=50,
-                 virtual_adversarial=0.0, attention_units=64, **kwargs):
+                 virtual_adversarial=0.0, attention_units=64, rdrop=0.0, **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
         if pooling not in ("last", *POOLING_MODES):
@@ -89,6 +92,8 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         if not virtual_adversarial >= 0.0:
             raise ValueError("Expected virtual_adversarial >= 0. "
                              f"Received: virtual_adversarial={virtual_adversarial!r}")
+        if not rdrop >= 0.0:
+            raise ValueError(f"Expected rdrop >= 0. Received: rdrop={rdrop!r}")
         if char_features != "none" and char_vocabulary_size < 3:
             raise ValueError("Expected char_vocabulary_size >= 3 with char features. "
                              f"Received: char_vocabulary_size={char_vocabulary_size!r}")
@@ -157,6 +162,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         self.recurrent_dropout = recurrent_dropout
         self.adversarial = float(adversarial)
         self.virtual_adversarial = float(virtual_adversarial)
+        self.rdrop = float(rdrop)
         self.bigram_pairs = None if bigram_pairs is None else [int(c) for c in bigram_pairs]
         self.bigram_dim = bigram_dim
 
@@ -181,6 +187,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             "recurrent_dropout": self.recurrent_dropout,
             "adversarial": self.adversarial,
             "virtual_adversarial": self.virtual_adversarial,
+            "rdrop": self.rdrop,
             "bigram_pairs": self.bigram_pairs,
             "bigram_dim": self.bigram_dim,
         }

@@ -205,7 +205,8 @@ def _check_range(key, value, source):
         raise UserError(f"'{key}' must be in [0, 1) (0: off); got {value:g}", path=source)
     if key == "pretrain.rate" and not 0.0 < value < 1.0:
         raise UserError(f"'{key}' must be in (0, 1); got {value:g}", path=source)
-    if key in ("embedding.adversarial", "embedding.virtual_adversarial") and not value >= 0.0:
+    if key in ("embedding.adversarial", "embedding.virtual_adversarial",
+               "head.rdrop") and not value >= 0.0:
         raise UserError(f"'{key}' must be at least 0 (0: off); got {value:g}", path=source)
     if name in _AT_LEAST_ONE and isinstance(value, int) and value < 1:
         raise UserError(f"'{key}' must be at least 1; got {value}", path=source)
@@ -370,9 +371,11 @@ def _check_batching(config, source=None):
 def check_adversarial_strategy(config):
     """Adversarial training runs in the model's own train_step, which the multi-worker
     loop (elman.core.multi_worker) does not call: refused there, before any data is read."""
-    for key in ("adversarial", "virtual_adversarial"):
-        if getattr(config.embedding, key, 0.0) and config.train.strategy == "multi-worker":
-            raise UserError(f"embedding.{key} is not available with train.strategy "
+    for section, key in (("embedding", "adversarial"), ("embedding", "virtual_adversarial"),
+                         ("head", "rdrop")):
+        if (getattr(getattr(config, section, None), key, 0.0)
+                and config.train.strategy == "multi-worker"):
+            raise UserError(f"{section}.{key} is not available with train.strategy "
                             "'multi-worker': that strategy's training loop does not run the "
                             "model's adversarial step; use 'mirrored' or 'default'")
 

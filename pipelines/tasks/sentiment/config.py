@@ -20,6 +20,9 @@ class SentimentHeadConfig:
     # class and ε/C to each other one (for labels that are sometimes wrong); 0: off
     drop_hardest: float = 0.0  # q: in each training batch the share q of examples with the
     # largest loss count 0 (loss truncation, for labels that are sometimes wrong); 0: off
+    rdrop: float = 0.0  # α of R-Drop (Liang et al. 2021): each batch runs twice with two
+    # dropout draws, and α times the symmetric KL of the two predictions joins the mean
+    # of their losses (one more forward and backward pass a step); 0: off
 
 
 @dataclasses.dataclass(frozen=True)

@@ -40,7 +40,7 @@ def classifier_from_config(cfg, vocabulary_size, num_classes, char_vocabulary_si
         char_vocabulary_size=char_vocabulary_size, char_embedding_dim=cfg.chars.embedding_dim,
         char_units=cfg.chars.units, char_kernel_size=cfg.chars.kernel_size,
         adversarial=cfg.embedding.adversarial,
-        virtual_adversarial=cfg.embedding.virtual_adversarial,
+        virtual_adversarial=cfg.embedding.virtual_adversarial, rdrop=h.rdrop,
         bigram_pairs=bigram_pairs if cfg.features.bigrams else None,
         bigram_dim=cfg.features.bigram_dim, name=name)
 

@@ -83,6 +83,7 @@ def run_line(ctx, classifiers):
             + "".join(f"{what} training ε {value:g}, " for what, value in (
                 ("adversarial", cfg.embedding.adversarial),
                 ("virtual adversarial", cfg.embedding.virtual_adversarial)) if value)
+            + (f"R-Drop α {cfg.head.rdrop:g}, " if cfg.head.rdrop else "")
             + f"{sum(c.count_params() for c in classifiers):,} parameters"
             + ("." if len(classifiers) == 1 else f" in an ensemble of {len(classifiers)} "
                "members (probabilities averaged)."))
