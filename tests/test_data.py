@@ -89,13 +89,32 @@ def test_a_missing_default_column_is_found_among_the_usual_names(tmp_path, heade
     assert split.counts == {"columns_found": found}
 
 
-def test_a_file_without_a_header_is_told_to_add_one(tmp_path):
-    # the layout of the Yelp and Amazon polarity CSVs: no header, "2","review text"
+def test_a_file_without_a_header_reads_its_first_line_as_a_row(tmp_path):
+    # the Yelp polarity layout: no header, "2","review text"
     path = tmp_path / "polarity.csv"
     review = "The pasta was cold and the waiter never came back to our table again"
     path.write_text(f'"2","{review}"\n"1","Awful."\n', encoding="utf-8")
+    split = data.read_labeled_file(path)
+    assert data.texts(split) == [review, "Awful."] and data.labels(split) == ["2", "1"]
+    assert [e.where for e in split.items] == [f"{path}:1", f"{path}:2"]
+    assert split.counts == {"headerless": {"label": 1, "text": [2]}}
+    # Amazon polarity and AG News: label, title, text; the title and text are joined
+    amazon = tmp_path / "amazon.csv"
+    amazon.write_text('"2","Great CD","My lovely Pat has one of the great voices"\n'
+                      '"1","Broken","It stopped after a day"\n"1","","No title here"\n',
+                      encoding="utf-8")
+    split = data.read_labeled_file(amazon)
+    assert data.texts(split) == ["Great CD My lovely Pat has one of the great voices",
+                                 "Broken It stopped after a day", "No title here"]
+    assert split.counts == {"headerless": {"label": 1, "text": [2, 3]}}
+    # the label last, in a TSV
+    tsv = tmp_path / "mr.tsv"
+    tsv.write_text("a gentle , funny film\t1\nflat and dull\t0\n", encoding="utf-8")
+    split = data.read_labeled_file(tsv)
+    assert data.labels(split) == ["1", "0"] and split.counts["headerless"]["label"] == 2
+    # with a column named, the first line stays a header: the error names the columns
     with pytest.raises(UserError) as caught:
-        data.read_labeled_file(path)
+        data.read_labeled_file(path, text_column="review")
     message = str(caught.value)
     assert caught.value.line == 1 and "reads as a data row, not a header" in message
     assert "2, The pasta was cold and the waiter nev..." in message  # cut to 40 chars

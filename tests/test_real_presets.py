@@ -310,3 +310,25 @@ def test_sentiment_presets_train_on_their_kind_of_files(tmp_path, preset, langua
     probs = runs.load_model(run).predict(np.array([rows[0][0]], dtype=object), verbose=0)
     assert probs.shape == (1, 2)
     np.testing.assert_allclose(probs.sum(axis=-1), 1.0, rtol=1e-5)
+
+
+def test_doc_reads_headerless_polarity_csv(tmp_path):
+    # the Amazon polarity layout: no header; label (1 negative, 2 positive), title, text
+    from tests.conftest import NEGATIVE, POSITIVE
+
+    english = [t for t in POSITIVE + NEGATIVE if t.isascii()]
+    rows = [("2" if t in POSITIVE else "1", t.split()[0].title(), t) for t in english]
+
+    def write(name, copies):
+        lines = ['"{}","{}","{}"'.format(*r) for r in rows * copies]
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    write("train.csv", 4)
+    write("test.csv", 1)
+    _, metrics, reports = _train(tmp_path, "sentiment", "doc", "train.csv", "test.csv")
+    assert metrics["labels"] == ["1", "2"]
+    assert metrics["scores"]["examples"] == len(rows)
+    assert metrics["data"]["validation"]["headerless"] == {"label": 1, "text": [2, 3]}
+    report = next(reports.rglob("report.md")).read_text(encoding="utf-8")
+    assert ("no header line, so its first line was read as a row: the label from column 1 "
+            "and the text from columns 2 and 3, joined by a space.") in report

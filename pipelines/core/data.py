@@ -11,7 +11,7 @@ import io
 import json
 from pathlib import Path
 
-from elman.core.columns import is_number, resolve_columns
+from elman.core.columns import LABEL_COLUMNS, TEXT_COLUMNS, is_number, resolve_columns
 from elman.core.folders import read_class_folders
 from elman.core.hub import hub_parts, load_hub
 from elman.core.split import Split, carve, sha256
@@ -95,6 +95,7 @@ class _Rows:
         self.examples = []
         self.skipped = []
         self.columns_found = {}  # role → column, where a default column was looked for
+        self.headerless = None  # {"label": column, "text": [columns]}, 1-based, if no header
 
     def bad(self, line, reason):
         if not self.skip_bad_rows:
@@ -141,12 +142,19 @@ def _read_delimited(rows, text, delimiter, text_column, label_column):
     except (StopIteration, csv.Error) as err:
         raise UserError(f"cannot read the header: {err}", path=rows.path, line=1) from None
     header = [h.strip() for h in header]
+    label_index = _headerless_label(header, text_column, label_column)
     repeated = sorted({h for h in header if header.count(h) > 1})
-    if repeated:
+    if repeated and label_index is None:
         raise UserError(f"the header names column '{repeated[0]}' more than once; give each "
                         "column its own name", path=rows.path, line=1)
-    text_column, label_column = resolve_columns(rows, header, text_column, label_column)
-    ti, li = header.index(text_column), header.index(label_column)
+    if label_index is None:
+        text_column, label_column = resolve_columns(rows, header, text_column, label_column)
+        text_indices, li = [header.index(text_column)], header.index(label_column)
+    else:  # the first line is a row: `"2","Great CD","My lovely Pat ..."`
+        li = label_index
+        text_indices = [i for i in range(len(header)) if i != li]
+        rows.headerless = {"label": li + 1, "text": [i + 1 for i in text_indices]}
+        rows.add(1, " ".join(header[i] for i in text_indices if header[i]), header[li])
     line = reader.line_num
     while True:
         start = line + 1
@@ -170,8 +178,27 @@ def _read_delimited(rows, text, delimiter, text_column, label_column):
             rows.bad(start, f"expected {len(header)} fields ({', '.join(header)}), "
                             f"found {len(record)}")
             continue
-        rows.add(start, record[ti], record[li])
+        rows.add(start, " ".join(f for f in (record[i].strip() for i in text_indices) if f),
+                 record[li])
     return rows
+
+
+def _headerless_label(header, text_column, label_column):
+    """The label's column index when a CSV/TSV has no header line (the Yelp and Amazon
+    polarity and AG News layouts: `"2","review"` or `"2","title","review"`), else None.
+
+    Only with the default column names, when the first line names none of the usual
+    columns and its first (else its last) field is a number: that field's column is
+    the label and the other columns, joined by a space, the text.
+    """
+    if (text_column, label_column) != ("text", "label") or len(header) < 2:
+        return None
+    if any(h in TEXT_COLUMNS or h in LABEL_COLUMNS for h in header):
+        return None
+    for index in (0, len(header) - 1):
+        if is_number(header[index]):
+            return index
+    return None
 
 
 def _read_jsonl(rows, text, text_column, label_column):
@@ -273,6 +300,8 @@ def read_labeled_file(path, fmt="auto", text_column="text", label_column="label"
         raise UserError("no usable examples in the file", path=path)
     if rows.columns_found:
         counts["columns_found"] = rows.columns_found
+    if rows.headerless:
+        counts["headerless"] = rows.headerless
     return Split(name, rows.examples, str(path), digest if fmt == "folders" else sha256(path),
                  rows.skipped, counts)
 

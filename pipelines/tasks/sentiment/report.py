@@ -30,6 +30,14 @@ def data_section(splits, stats, labels, coverage, tokenizer=None):
     for name, split in splits.items():
         if split.counts.get("folders"):
             md.append(folders.describe(name, split.counts["folders"]))
+        if split.counts.get("headerless"):
+            read = split.counts["headerless"]
+            text = read["text"]
+            md.append(f"The {name} file has no header line, so its first line was read as a "
+                      f"row: the label from column {read['label']} and the text from "
+                      + (f"column {text[0]}." if len(text) == 1 else
+                         f"columns {', '.join(map(str, text[:-1]))} and {text[-1]}, joined "
+                         "by a space."))
         for role, column in split.counts.get("columns_found", {}).items():
             md.append(f"The {name} file has no `{role}` column: its {role} was read from "
                       f"`{column}`, the one usual {role} column name it has (name another "

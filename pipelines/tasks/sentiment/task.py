@@ -312,6 +312,7 @@ class SentimentTask(Task):
             "data": {n: {"examples": len(s.items), "skipped": s.skipped,
                          "columns_found": s.counts.get("columns_found", {}),
                          "folders": s.counts.get("folders"),
+                         "headerless": s.counts.get("headerless"),
                          "tokens": vars(state.stats[n]) | {"oov_rate": state.stats[n].oov_rate}}
                      for n, s in ctx.splits.items()},
             "embedding_coverage": None if state.coverage is None else vars(state.coverage) | {
