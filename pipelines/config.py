@@ -31,6 +31,7 @@ class DataConfig:
     label_column: str = "label"  # column holding the class label
     validation_fraction: float = 0.1  # share of train held out when no validation file
     skip_bad_rows: bool = False  # skip (and count and list) malformed rows instead of failing
+    encoding: str = "utf-8"  # the files' text encoding (latin-1 for the MR and SUBJ releases)
     hub_config: str = ""  # configuration name of a hub dataset
     hub_train_split: str = "train"  # hub split used for training
     hub_validation_split: str = "validation"  # hub split used for validation ("" to carve)

@@ -105,3 +105,43 @@ def test_malformed_layouts_give_one_clear_error(tmp_path):
     csv_file.write_text("text,label\nhi,pos\n", encoding="utf-8")
     with pytest.raises(UserError, match="expected a folder"):
         data_stage.read_labeled_file(csv_file, fmt="folders")
+
+
+def test_a_folder_of_files_alone_is_one_class_per_file_one_text_per_line(tmp_path):
+    # the MR release: rt-polarity.pos and rt-polarity.neg, one sentence a line, Latin-1
+    root = tmp_path / "rt-polaritydata"
+    root.mkdir()
+    (root / "rt-polarity.pos").write_bytes("a warm , clever caf\xe9 comedy\n\nfunny\n"
+                                           .encode("latin-1"))
+    (root / "rt-polarity.neg").write_bytes(b"flat\ndull and long\n")
+    with pytest.raises(UserError, match="not valid UTF-8") as err:
+        data_stage.read_labeled_file(root)
+    assert "rt-polarity.pos:1" in str(err.value) and "data.encoding" in str(err.value)
+    split = data_stage.read_labeled_file(root, encoding="latin-1")
+    assert [(e.label, e.text, e.where) for e in split.items] == [
+        ("neg", "flat", f"{root}/rt-polarity.neg:1"),
+        ("neg", "dull and long", f"{root}/rt-polarity.neg:2"),
+        ("pos", "a warm , clever caf\u00e9 comedy", f"{root}/rt-polarity.pos:1"),
+        ("pos", "funny", f"{root}/rt-polarity.pos:3"),  # the blank line is no row
+    ]
+    counts = split.counts["folders"]
+    assert counts["classes"] == {"neg": 2, "pos": 2}
+    assert counts["class_files"] == {"neg": "rt-polarity.neg", "pos": "rt-polarity.pos"}
+    assert folders.describe("train", counts) == (
+        "The train folder was read as one class per file, one text per line: `neg` "
+        "(rt-polarity.neg, 2 texts), `pos` (rt-polarity.pos, 2 texts).")
+    with pytest.raises(UserError, match="unknown text encoding 'latin-9x'"):
+        data_stage.read_labeled_file(root, encoding="latin-9x")
+
+    subj = tmp_path / "subj"  # SUBJ: the files share their last extension, not their name
+    subj.mkdir()
+    (subj / "quote.tok.gt9.5000").write_text("i think so\n", encoding="utf-8")
+    (subj / "plot.tok.gt9.5000").write_text("he leaves town\n", encoding="utf-8")
+    assert data_stage.labels(data_stage.read_labeled_file(subj)) == ["plot.tok.gt9",
+                                                                      "quote.tok.gt9"]
+    splits = tmp_path / "splits"  # data files of another layout are never classes
+    splits.mkdir()
+    for name in ("train.csv", "dev.csv"):
+        (splits / name).write_text("text,label\ngood,pos\n", encoding="utf-8")
+    with pytest.raises(UserError, match="class folders found: none"):
+        data_stage.read_labeled_file(splits)

@@ -332,3 +332,29 @@ def test_doc_reads_headerless_polarity_csv(tmp_path):
     report = next(reports.rglob("report.md")).read_text(encoding="utf-8")
     assert ("no header line, so its first line was read as a row: the label from column 1 "
             "and the text from columns 2 and 3, joined by a space.") in report
+
+
+def test_sst2_reads_the_mr_layout_in_latin_1(tmp_path):
+    # Pang and Lee's sentence polarity release: rt-polarity.pos / .neg, Latin-1
+    from tests.conftest import NEGATIVE, POSITIVE
+
+    for split, copies in (("train", 4), ("dev", 1)):
+        folder = tmp_path / split
+        folder.mkdir()
+        for label, texts in (("pos", POSITIVE), ("neg", NEGATIVE)):
+            lines = [t + (" caf\xe9" if i % 3 == 0 else "")
+                     for i, t in enumerate(texts * copies) if t.isascii()]
+            (folder / f"rt-polarity.{label}").write_bytes(("\n".join(lines) + "\n")
+                                                          .encode("latin-1"))
+    reports, run = tmp_path / "reports", tmp_path / "run"
+    assert cli.main(["train", "sentiment", "--config", "sst2", "--data", str(tmp_path / "train"),
+                     "--validation", str(tmp_path / "dev"), "--out", str(run), "--reports",
+                     str(reports), "--set", "train.epochs=1",
+                     "--set", "data.encoding=latin-1"]) == 0
+    metrics = _metrics(reports)
+    english = [t for t in POSITIVE + NEGATIVE if t.isascii()]
+    assert metrics["labels"] == ["neg", "pos"] and metrics["scores"]["examples"] == len(english)
+    assert metrics["data"]["validation"]["folders"]["class_files"] == {
+        "neg": "rt-polarity.neg", "pos": "rt-polarity.pos"}
+    report = next(reports.rglob("report.md")).read_text(encoding="utf-8")
+    assert "one class per file, one text per line" in report

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from elman.core.columns import LABEL_COLUMNS, TEXT_COLUMNS, is_number, resolve_columns
-from elman.core.folders import read_class_folders
+from elman.core.folders import decode, read_class_folders
 from elman.core.hub import hub_parts, load_hub
 from elman.core.split import Split, carve, sha256
 from elman.errors import UserError
@@ -46,24 +46,15 @@ def labels(split):
     return [e.label for e in split.items]
 
 
-def read_text_file(path):
-    """Reads a UTF-8 file; a missing, empty or non-UTF-8 file is a UserError."""
+def read_text_file(path, encoding="utf-8"):
+    """Reads a text file (UTF-8 unless told); a missing, empty or undecodable file is a
+    UserError."""
     path = Path(path)
     if not path.exists():
         raise UserError("file not found", path=path)
     if not path.is_file():
         raise UserError("expected a file, found a folder", path=path)
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise UserError(
-            f"not valid UTF-8 (byte 0x{raw[err.start]:02x} at offset {err.start}); "
-            "save the file as UTF-8",
-            path=path,
-            line=line,
-        ) from None
+    text = decode(path, path.read_bytes(), encoding)
     if not text.strip():
         raise UserError("file is empty; expected at least one example", path=path)
     return text
@@ -258,7 +249,7 @@ def _read_parquet(rows, path, text_column, label_column):
 
 
 def read_labeled_file(path, fmt="auto", text_column="text", label_column="label",
-                      skip_bad_rows=False, name="train"):
+                      skip_bad_rows=False, name="train", encoding="utf-8"):
     """Reads one file of labelled texts into a `Split`.
 
     Args:
@@ -271,6 +262,7 @@ def read_labeled_file(path, fmt="auto", text_column="text", label_column="label"
         label_column: str, the label column. Default "label"; likewise `LABEL_COLUMNS`.
         skip_bad_rows: bool, skip malformed rows (counted) instead of failing. Default False.
         name: str, the split name. Default "train".
+        encoding: str, the text encoding of the file(s). Default "utf-8".
     """
     path = Path(path)
     if not path.exists():
@@ -285,11 +277,11 @@ def read_labeled_file(path, fmt="auto", text_column="text", label_column="label"
     rows = _Rows(path, skip_bad_rows)
     counts = {}
     if fmt == "folders":
-        digest, counts["folders"] = read_class_folders(rows, path)
+        digest, counts["folders"] = read_class_folders(rows, path, encoding)
     elif fmt == "parquet":
         _read_parquet(rows, path, text_column, label_column)
     else:
-        text = read_text_file(path)
+        text = read_text_file(path, encoding)
         if fmt in ("csv", "tsv"):
             _read_delimited(rows, text, "," if fmt == "csv" else "\t", text_column, label_column)
         elif fmt == "jsonl":
@@ -415,12 +407,14 @@ def load_classification_splits(data, seed):
         )
     else:
         splits = {"train": read_labeled_file(data.train, data.format, data.text_column,
-                                             data.label_column, data.skip_bad_rows, "train")}
+                                             data.label_column, data.skip_bad_rows, "train",
+                                             data.encoding)}
     for name in ("validation", "test"):
         path = getattr(data, name)
         if path:
             splits[name] = read_labeled_file(path, data.format, data.text_column,
-                                             data.label_column, data.skip_bad_rows, name)
+                                             data.label_column, data.skip_bad_rows, name,
+                                             data.encoding)
     _check_label_column(splits["train"], data)  # before carving: its message is the cause
     _check_label_kinds(splits["train"])
     if "validation" not in splits:

@@ -335,7 +335,8 @@ class SentimentTask(Task):
         path = self.evaluation_file(cfg, overrides, "a labelled file")
         split = data_stage.read_labeled_file(
             path, cfg.data.format, overrides.get("text_column") or cfg.data.text_column,
-            overrides.get("label_column") or cfg.data.label_column, name="evaluation")
+            overrides.get("label_column") or cfg.data.label_column, name="evaluation",
+            encoding=cfg.data.encoding)
         labels = predictor.labels
         for example in split.items:
             if example.label not in labels:
