@@ -301,6 +301,8 @@ def test_sentiment_presets_train_on_their_kind_of_files(tmp_path, preset, langua
             "skipped_folders": {"unsup": 3}, "loose_files": ["urls_pos.txt"]}
         assert "Not read, as unlabelled: `unsup` (3 files)" in report
         assert "beside the class folders: 1 file (`urls_pos.txt`)" in report
+        # `elman evaluate` reads the same folders, labels from the subfolder names
+        assert cli.main(["evaluate", str(run), "--data", str(tmp_path / "test")]) == 0
     if language == "en":  # the long review (9 words × 50 = 450) is cut to the preset's 400
         counts = metrics["data"]["validation"]["tokens"]  # and counted, not dropped
         assert counts["truncated_examples"] == 1 and counts["truncated_tokens"] == 50
