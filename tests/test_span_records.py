@@ -146,3 +146,41 @@ def test_a_string_with_one_tag_per_character(tmp_path):
     with pytest.raises(UserError, match="Character 2 is a space tagged 'B-LOC'") as caught:
         _read(bad)
     assert caught.value.line == 2
+
+
+def _ls_span(start, end, surface, kind):
+    return {"start": start, "end": end, "text": surface, "labels": [kind]}
+
+
+def test_label_studio_json_min_and_full_exports(tmp_path):
+    # "Ada Lovelace met Babbage in London": Ada Lovelace 0-12, Babbage 17-24, London 28-34
+    text = "Ada Lovelace met Babbage in London"
+    spans = [_ls_span(0, 12, "Ada Lovelace", "PER"), _ls_span(17, 24, "Babbage", "PER"),
+             _ls_span(28, 34, "London", "LOC")]
+    expected = [[("Ada", "B-PER"), ("Lovelace", "I-PER"), ("met", "O"), ("Babbage", "B-PER"),
+                 ("in", "O"), ("London", "B-LOC")]]
+    # JSON-MIN: one array of {"text", "label": [{start, end, text, labels}], ...}
+    path = tmp_path / "min.json"
+    path.write_text(json.dumps([{"id": 7, "text": text, "label": spans, "annotator": 1}]),
+                    encoding="utf-8")
+    assert _read(path)[0] == expected
+    # the full JSON export: data.text and the first annotation's results
+    result = [{"from_name": "label", "to_name": "text", "type": "labels", "value": v}
+              for v in spans]
+    other = [{"type": "labels", "value": _ls_span(0, 3, "Ada", "ORG")}]
+    task = {"id": 7, "data": {"text": text},
+            "annotations": [{"was_cancelled": True, "result": other},
+                            {"result": result + [{"type": "choices", "value": {}}]},
+                            {"result": other}]}
+    full = tmp_path / "full.json"
+    full.write_text(json.dumps([task]), encoding="utf-8")
+    sentences, stats = _read(full)
+    assert sentences == expected and stats["other_annotations"] == 1
+    # a surface that does not read so at its offsets, and a task with no annotation
+    bad = dict(task, annotations=[{"result": [{"type": "labels",
+                                               "value": _ls_span(0, 3, "Bob", "PER")}]}])
+    with pytest.raises(UserError, match="'Bob' at \\[0, 3\\) reads 'Ada'"):
+        _read(_write(tmp_path, [bad], "bad.json"))
+    with pytest.raises(UserError, match="has no annotation") as err:
+        _read(_write(tmp_path, [dict(task, annotations=[])], "none.json"))
+    assert err.value.line == 1

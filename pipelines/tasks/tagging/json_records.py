@@ -123,11 +123,20 @@ def _spans(value, text, path, number):
                             path=path, line=number)
                     spans.append((start, end, str(kind)))
         return spans
-    for item in value:  # doccano: [start, end, type] or {"start_offset", "end_offset", "label"}
+    for item in value:  # doccano: [start, end, type] or {"start_offset", "end_offset", "label"};
+        # Label Studio: {"start", "end", "text", "labels": [type]}
         if isinstance(item, dict):
             start = item.get("start_offset", item.get("start"))
             end = item.get("end_offset", item.get("end"))
             kind = item.get("label", item.get("type"))
+            if kind is None and isinstance(item.get("labels"), list) and len(item["labels"]) == 1:
+                kind = item["labels"][0]
+            surface = item.get("text")
+            if (isinstance(surface, str) and type(start) is int and type(end) is int
+                    and text[start:end] != surface):
+                raise UserError(f"{kind} {surface!r} at [{start}, {end}) reads "
+                                f"{text[start:end]!r} in the text; expected character "
+                                "offsets with the end excluded.", path=path, line=number)
         elif len(item) == 3:
             start, end, kind = item
         else:
@@ -138,6 +147,32 @@ def _spans(value, text, path, number):
         _check_offsets(text, start, end, kind, path, number)
         spans.append((start, end, kind))
     return spans
+
+
+def _label_studio_task(record, path, number, stats):
+    """A Label Studio task of its JSON export (`{"data": {"text": ...}, "annotations":
+    [{"result": [{"type": "labels", "value": {"start", "end", "text", "labels"}}]}]}`)
+    as the `{"text", "label"}` record of its JSON-MIN export. The first annotation not
+    cancelled is read; any others (a second annotator's) are counted as
+    `other_annotations`; a task without one is an error."""
+    data = record["data"]
+    strings = [k for k, v in data.items() if isinstance(v, str)]
+    key = "text" if isinstance(data.get("text"), str) else (
+        strings[0] if len(strings) == 1 else None)
+    if key is None:
+        raise UserError(f"Expected the task's text under data.text, found keys {sorted(data)}.",
+                        path=path, line=number)
+    annotations = [a for a in record.get("annotations") or []
+                   if isinstance(a, dict) and not a.get("was_cancelled")]
+    if not annotations:
+        raise UserError(f"Task {record.get('id', '')!r} has no annotation (or only cancelled "
+                        "ones); annotate it or leave it out of the export.", path=path,
+                        line=number)
+    if len(annotations) > 1:
+        _count(stats, "other_annotations", len(annotations) - 1)
+    spans = [r.get("value") for r in annotations[0].get("result") or []
+             if isinstance(r, dict) and r.get("type") == "labels"]
+    return {"text": data[key], "label": spans}
 
 
 def _check_offsets(text, start, end, kind, path, number):
@@ -248,6 +283,8 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
         if not isinstance(record, dict):
             raise UserError(f"Expected a JSON object with {tokens_key!r} and {tags_key!r}, "
                             f"found {type(record).__name__}.", path=path, line=number)
+        if guess_keys and isinstance(record.get("data"), dict) and "annotations" in record:
+            record = _label_studio_task(record, path, number, stats)
         keys = _raw_text_keys(record, tokens_key, tags_key, guess_keys)
         if keys is not None:
             tokens, tags = _raw_text_sentence(record, keys, path, number, repair, stats)
