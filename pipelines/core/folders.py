@@ -39,6 +39,26 @@ def _files_under(folder):
     return found
 
 
+def guess_encoding(raw):
+    """The legacy encoding a file that is not UTF-8 most likely has, for the error:
+    "gb18030" when its bytes read so and a fifth or more of its characters (spaces aside)
+    are then Chinese, else "cp1252" when they read so (Western European text), else None.
+    (Latin-1 text can read as GB18030 too, with a few stray Chinese characters where its
+    accented letters were; the share tells the two apart.)"""
+
+    def chinese(text):
+        chars = [c for c in text if not c.isspace()]
+        return sum("\u4e00" <= c <= "\u9fff" for c in chars) * 5 >= len(chars) > 0
+
+    for encoding, script in (("gb18030", chinese), ("cp1252", lambda t: True)):
+        try:
+            if script(raw.decode(encoding)):
+                return encoding
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
 def decode(path, raw, encoding="utf-8"):
     """The text of a file's bytes; bytes that are not `encoding` are a UserError naming
     the file and line (and the setting that reads another encoding)."""
@@ -49,9 +69,12 @@ def decode(path, raw, encoding="utf-8"):
         raise UserError(f"data.encoding: unknown text encoding {encoding!r} (e.g. utf-8, "
                         "latin-1, cp1252, gb18030)") from None
     except UnicodeDecodeError as err:
-        raise UserError(f"not valid {'UTF-8' if utf8 else encoding} (byte 0x{raw[err.start]:02x} at offset "
-                        f"{err.start}); save the file as UTF-8, or name its encoding with "
-                        "data.encoding (e.g. latin-1)", path=path,
+        guess = guess_encoding(raw)
+        raise UserError(f"not valid {'UTF-8' if utf8 else encoding} (byte "
+                        f"0x{raw[err.start]:02x} at offset {err.start}); save the file as "
+                        "UTF-8, or name its encoding with data.encoding"
+                        + (f" (it reads as {guess}: --set data.encoding={guess})" if guess
+                           else " (e.g. latin-1, gb18030)"), path=path,
                         line=raw[: err.start].count(b"\n") + 1) from None
 
 

@@ -74,9 +74,14 @@ def _read_lines(path):
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        from elman.core.folders import guess_encoding
+
+        guess = guess_encoding(data)
         raise UserError(
             f"Not valid UTF-8 (byte 0x{data[error.start]:02x} at byte {column} of the line); "
-            "save the file as UTF-8.", path=path, line=line) from None
+            "save the file as UTF-8"
+            + (f" (it reads as {guess}: iconv -f {guess} -t utf-8 FILE > NEW)." if guess
+               else "."), path=path, line=line) from None
     text = text.removeprefix("\ufeff")
     return [(number, line.rstrip("\r")) for number, line in enumerate(text.split("\n"), 1)]
 
