@@ -80,8 +80,9 @@ def decode(path, raw, encoding="utf-8"):
 
 def _class_names(files):
     """A label per class file: the extension when the files share a name (rt-polarity.pos,
-    rt-polarity.neg: pos, neg), else the name without its shared extension, else the
-    whole name (pos.txt, neg.txt: pos, neg)."""
+    rt-polarity.neg: pos, neg), else the name without its shared extension (SUBJ's
+    quote.tok.gt9.5000, plot.tok.gt9.5000: quote.tok.gt9, plot.tok.gt9), else the whole
+    name."""
     stems = {f.name.rsplit(".", 1)[0] if "." in f.name else f.name for f in files}
     suffixes = [f.name.rsplit(".", 1)[1] if "." in f.name else "" for f in files]
     if len(stems) == 1 and len(set(suffixes)) == len(files) and all(suffixes):
@@ -91,7 +92,7 @@ def _class_names(files):
     return [f.name for f in files]
 
 
-def _read_class_files(rows, folder, files, digest, encoding):
+def _read_class_files(rows, files, digest, encoding):
     """One class per file, one text per line (the MR, CR, SUBJ and MPQA releases)."""
     from elman.core.data import Example
 
@@ -141,7 +142,7 @@ def read_class_folders(rows, folder, encoding="utf-8"):
     digest = hashlib.sha256()
     if not classes and len(loose) >= 2 and not any(
             "." in n and n.rsplit(".", 1)[1].lower() in NOT_CLASS_FILES for n in loose):
-        read, names = _read_class_files(rows, folder, [folder / n for n in loose], digest,
+        read, names = _read_class_files(rows, [folder / n for n in loose], digest,
                                         encoding)
         return digest.hexdigest(), {"classes": read, "class_files": names,
                                     "skipped_folders": skipped, "loose_files": []}
