@@ -184,3 +184,22 @@ def test_label_studio_json_min_and_full_exports(tmp_path):
     with pytest.raises(UserError, match="has no annotation") as err:
         _read(_write(tmp_path, [dict(task, annotations=[])], "none.json"))
     assert err.value.line == 1
+
+
+def test_prodigy_records_read_their_spans_and_skip_rejected_ones(tmp_path):
+    # "Mei Chen visited Oslo": Mei Chen 0-8, Oslo 17-21; Prodigy's tokens are dicts
+    text = "Mei Chen visited Oslo"
+    tokens = [{"text": t, "start": text.index(t), "end": text.index(t) + len(t), "id": i}
+              for i, t in enumerate(text.split())]
+    accepted = {"text": text, "tokens": tokens, "answer": "accept",
+                "spans": [{"start": 0, "end": 8, "token_start": 0, "token_end": 1,
+                           "label": "PERSON"},
+                          {"start": 17, "end": 21, "token_start": 3, "token_end": 3,
+                           "label": "GPE", "text": "Oslo"}]}
+    rejected = dict(accepted, answer="reject")
+    ignored = dict(accepted, answer="ignore")
+    nothing = {"text": "It rained", "tokens": tokens[:0], "answer": "accept", "spans": []}
+    sentences, stats = _read(_write(tmp_path, [accepted, rejected, ignored, nothing]))
+    assert sentences == [[("Mei", "B-PERSON"), ("Chen", "I-PERSON"), ("visited", "O"),
+                          ("Oslo", "B-GPE")], [("It", "O"), ("rained", "O")]]
+    assert stats["rejected_records"] == 2 and stats["sentences"] == 2

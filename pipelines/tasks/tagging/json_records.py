@@ -149,6 +149,17 @@ def _spans(value, text, path, number):
     return spans
 
 
+def _is_prodigy(record):
+    """Whether `record` is a Prodigy NER annotation: `{"text": str, "spans": [{"start",
+    "end", "label"}], "tokens": [{"text", "start", "end", "id"}], "answer": "accept"}`
+    (the spans over the raw text are read; Prodigy's own tokens are not needed)."""
+    tokens = record.get("tokens")
+    return (isinstance(record.get("text"), str) and isinstance(record.get("spans", []), list)
+            and ("spans" in record or "answer" in record)
+            and (tokens is None or (isinstance(tokens, list)
+                                    and all(isinstance(t, dict) for t in tokens))))
+
+
 def _label_studio_task(record, path, number, stats):
     """A Label Studio task of its JSON export (`{"data": {"text": ...}, "annotations":
     [{"result": [{"type": "labels", "value": {"start", "end", "text", "labels"}}]}]}`)
@@ -285,6 +296,11 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
                             f"found {type(record).__name__}.", path=path, line=number)
         if guess_keys and isinstance(record.get("data"), dict) and "annotations" in record:
             record = _label_studio_task(record, path, number, stats)
+        elif guess_keys and _is_prodigy(record):
+            if record.get("answer", "accept") != "accept":  # rejected or ignored in review
+                _count(stats, "rejected_records")
+                continue
+            record = {"text": record["text"], "spans": record.get("spans") or []}
         keys = _raw_text_keys(record, tokens_key, tags_key, guess_keys)
         if keys is not None:
             tokens, tags = _raw_text_sentence(record, keys, path, number, repair, stats)

@@ -272,7 +272,7 @@ def _split_info(split, vocab):
     skipped = {k: st.get(k, 0) for k in ("docstart_lines", "comment_lines",
                                          "multiword_tokens", "empty_nodes",
                                          "overlapping_spans", "duplicate_spans",
-                                         "other_annotations",
+                                         "other_annotations", "rejected_records",
                                          "space_characters")
                if st.get(k)}
     info = {"sentences": len(split.items), "tokens": len(tokens),
