@@ -12,7 +12,7 @@ from pathlib import Path
 
 from elman.core.split import Split, carve, sha256
 from elman.errors import UserError
-from elman.tasks.tagging import json_records, readers
+from elman.tasks.tagging import json_records, layouts, readers
 from elman.tasks.tagging import schemes as tag_schemes
 
 LOCAL_HINT = ("--data train.conll --validation dev.conll (CoNLL, CoNLL-U, JSONL, or a "
@@ -101,7 +101,7 @@ def read_hf_dataset(dataset, split=None, tokens_column="tokens", tags_column="ne
         if len(tokens) != len(tags):
             raise UserError(f"{len(tokens)} tokens but {len(tags)} tags.", path=source)
         raw.append({"tokens": tokens, "tags": tags, "lines": None, "source": source})
-    readers.name_tag_ids(raw, names or tag_names, label,
+    layouts.name_tag_ids(raw, names or tag_names, label,
                          "ClassLabel names" if names else "names in data.tag_names")
     return readers.finish_sentences(raw, label, scheme, strict, repair, stats)
 

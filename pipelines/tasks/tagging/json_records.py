@@ -8,8 +8,8 @@ checked by `readers.finish_sentences`; its counts go to the same `stats`.
 import json
 
 from elman.errors import UserError
-from elman.tasks.tagging.readers import (_count, _read_lines, check_scheme, finish_sentences,
-                                         name_tag_ids)
+from elman.tasks.tagging.layouts import name_tag_ids
+from elman.tasks.tagging.readers import _count, _read_lines, check_scheme, finish_sentences
 
 
 def json_objects(path):
