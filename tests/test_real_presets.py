@@ -132,6 +132,29 @@ def test_ner_en_reads_two_columns_with_the_tag_first(tmp_path):
     assert "tags first (`B-Actor<TAB>steve`" in report
 
 
+def test_ner_en_reads_io_tags_as_entities(tmp_path):
+    # Few-NERD's supervised files: `token<TAB>type` with bare types (IO), no B-/I-
+    train, dev = _english_sentences(40, 0), _english_sentences(10, 1)
+    fine = {"PER": "person-artist", "ORG": "organization-company", "LOC": "location-GPE",
+            "MISC": "other-language"}
+
+    def io(sentences):
+        return "\n\n".join("\n".join(f"{w}\t{fine[t[2:]] if t != 'O' else 'O'}" for w, t in s)
+                           for s in sentences) + "\n"
+
+    (tmp_path / "train.txt").write_text(io(train), encoding="utf-8")
+    (tmp_path / "dev.txt").write_text(io(dev), encoding="utf-8")
+    _, metrics, reports = _train(tmp_path, "tagging", "ner-en", "train.txt", "dev.txt")
+    assert metrics["scheme"] == "IO"
+    read = metrics["data"]["validation"]
+    for kind, name in fine.items():  # no two entities of one type touch in these sentences
+        assert read["entities"][name] == sum(1 for s in dev for _, t in s if t == "B-" + kind)
+    assert "f1" in metrics["scores"]
+    written = _conll_blocks(reports.rglob("predictions_validation.conll").__next__())
+    assert [r[1] for rows in written for r in rows] == [
+        fine[t[2:]] if t != "O" else "O" for s in dev for _, t in s]  # the files' IO tags
+
+
 CHINESE = [("张伟", "PER"), ("北京", "LOC"), ("华星公司", "ORG"), ("李", "PER"),
            ("沪", "LOC")]
 

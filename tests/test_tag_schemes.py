@@ -107,3 +107,34 @@ def test_detect_scheme():
     assert detect_scheme([["B-PER", "O", "I-LOC"]]) == "BIO"
     with pytest.raises(ValueError):
         detect_scheme([["O", "PER"]])
+
+
+def test_io_tags_bare_types_read_as_runs():
+    # Few-NERD's IO tags: a bare type on each entity token, a run of one type is one entity
+    from fractions import Fraction
+
+    from elman.tasks.tagging.schemes import io_like, misfits
+    from elman.tasks.tagging.scoring import score_split
+
+    io = ["person-actor", "person-actor", "O", "art-film", "O", "location-GPE"]
+    assert to_bio(io, "IO") == ["B-person-actor", "I-person-actor", "O", "B-art-film", "O",
+                                "B-location-GPE"]
+    assert from_bio(to_bio(io, "IO"), "io") == io and misfits(io, "IO") == []
+    # two adjacent entities of one type cannot be told apart in IO: written as one run
+    assert from_bio(["B-X", "I-X", "B-X", "O"], "IO") == ["X", "X", "X", "O"]
+    assert split_tag("art-film", "IO") == ("I", "art-film")
+    with pytest.raises(ValueError, match="not a valid IO tag"):
+        split_tag("art film", "IO")
+    assert io_like([io, ["O", "O", "O"]])  # 4 of 9 entity tokens: O on more than half
+    assert not io_like([["NOUN", "VERB", "O"]])  # O on a third: free tags (POS)
+    assert not io_like([["O", "O", "B-PER", "art-film"]])  # a prefixed tag: not IO
+    assert not io_like([["O", "O"]])  # no entity at all
+    # scored as IOB1 spans: gold person-actor (0-2) and art-film (3); predicted the first
+    # right and location-GPE at 5 spurious: P = 1/2, R = 1/2
+    sentence = {"tokens": list("abcdef"), "tags": to_bio(io[:5] + ["O"], "IO"), "source": "x"}
+    predicted = ["B-person-actor", "I-person-actor", "O", "O", "O", "B-location-GPE"]
+    result = score_split("validation", [sentence], [predicted], "IO")
+    assert Fraction(result.extra["fraction"]["precision"]) == Fraction(1, 2)
+    assert Fraction(result.extra["fraction"]["recall"]) == Fraction(1, 2)
+    assert result.extra["predicted"][0] == ["person-actor", "person-actor", "O", "O", "O",
+                                           "location-GPE"]  # written as the file writes

@@ -21,7 +21,8 @@ class TaggingDataConfig:
     tag_names: tuple[str, ...] = ()  # jsonl/parquet/hf tags written as integer ids with no
     # names in the file (a `to_json` export): the names in id order, ["O", "B-PER", ...]
     conllu_field: str = "upos"  # CoNLL-U: upos or xpos
-    scheme: str = "auto"  # auto (guessed), BIO, IOB1, BIOS, BIOES, BMES, none (free tags: POS)
+    scheme: str = "auto"  # auto (guessed), BIO, IOB1, BIOS, BIOES, BMES, IO (bare types, as
+    # Few-NERD), none (free tags: POS)
     strict: bool = True  # an ill-formed sequence (I-X after O) is an error
     repair_bio: bool = False  # --repair-bio: read I-X after O as B-X and count it
     validation_fraction: float = 0.1  # share of train held out when no validation is given
@@ -104,7 +105,8 @@ class TaggingConfig:
     choices: typing.ClassVar[dict] = {  # allowed values of this task's own string settings
         "data.format": ("auto", "conll", "conllu", "jsonl", "parquet", "hf"),
         "data.conllu_field": ("upos", "xpos"),
-        "data.scheme": ("auto", "BIO", "IOB2", "IOB1", "BIOS", "BIOES", "IOBES", "BMES", "none"),
+        "data.scheme": ("auto", "BIO", "IOB2", "IOB1", "BIOS", "BIOES", "IOBES", "BMES", "IO",
+                        "none"),
         "chars.features": ("none", "lstm", "cnn"),
         "head.type": ("softmax", "crf"),
         "head.constraint": ("auto", "BIO", "BIOES", "none"),

@@ -221,7 +221,8 @@ def _decide_scheme(data, source, loaded=None, split=None):
 
     Returns None for free tags (POS): CoNLL-U files, `scheme = "none"`, or `auto`
     on a training split whose tags are not all `O` / `B-`, `I-`, `M-`, `E-`, `S-` +
-    type. Otherwise `auto` is the simplest scheme that fits the training split and
+    type, unless they are IO tags (`schemes.io_like`: bare types, `O` on half the
+    tokens or more), which give "IO". Otherwise `auto` is the simplest scheme that fits the training split and
     the validation and test files together (`schemes.detect_scheme`), so that a
     test file with the `S-` singles train happens to lack is read too.
     """
@@ -232,6 +233,8 @@ def _decide_scheme(data, source, loaded=None, split=None):
     raw = _read_any(data, source, None, {}, split=split, loaded=loaded)
     tags = [s["tags"] for s in raw]
     if not all(entity_like(t) for t in tags):
+        if tag_schemes.io_like(tags):  # bare types and O (Few-NERD): entities all the same
+            return "IO"
         _check_mostly_entities(raw)
         return None
     for name in ("validation", "test"):

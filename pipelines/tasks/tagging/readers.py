@@ -52,7 +52,7 @@ EXTENSIONS = {
     ".jsonl": "jsonl",
     ".json": "jsonl",
 }
-_SCHEMES = ("BIO", "IOB2", "IOB1", "BIOS", "BIOES", "IOBES", "BMES", "auto", None)
+_SCHEMES = ("BIO", "IOB2", "IOB1", "BIOS", "BIOES", "IOBES", "BMES", "IO", "auto", None)
 _COLUMNS = re.compile(r"[ \t]+")  # not str.split(): U+3000 and NBSP can be tokens
 _CONLLU_FIELDS = {"upos": 3, "xpos": 4}
 

@@ -58,8 +58,11 @@ def sections(ctx, vocab, data_md, model=None):
         out.append(errors_section(main, ctx.splits[main.split].items, report_dir))
     out.append(confusions_section(main, ctx.splits[main.split].items))
     out.append("`predictions_<split>.conll` hold `token gold predicted` lines in the "
-               f"input's scheme ({vocab.scheme if vocab.entity else 'free tags'}), ready for "
-               "`conlleval`; `predictions.tsv` has one row per sentence.")
+               f"input's scheme ({vocab.scheme if vocab.entity else 'free tags'}), "
+               + ("as the files write them (`conlleval` needs an `I-` before each type; "
+                  "the scores here read them so)" if vocab.scheme == "IO" else
+                  "ready for `conlleval`")
+               + "; `predictions.tsv` has one row per sentence.")
     if model is not None:
         out.append(trace_section(ctx, vocab, model, main))
     out.append(data_md)

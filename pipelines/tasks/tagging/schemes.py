@@ -41,8 +41,31 @@ _ALIASES = {
     "IOBES": "BIOES",
     "BIOS": "BIOS",
     "BMES": "BMES",
+    "IO": "IO",
 }
 _PREFIXES = {"BIO": "BI", "IOB1": "BI", "BIOS": "BIS", "BIOES": "BIES", "BMES": "BMES"}
+# IO: a bare type per entity token (Few-NERD's `person-actor`), no prefixes; a run of one
+# type is one entity. It is IOB1 with every prefix dropped, and is read and written so
+# (never guessed by `detect_scheme`: `io_like` tells it apart from free tags).
+
+
+def io_like(tag_sequences):
+    """Whether a corpus's tags are IO entity tags: `O` on half the tokens or more and
+    every other tag a bare type (no `B-`-style prefix, no space). Part-of-speech and
+    other free tag sets have no `O`, so they never read as IO."""
+    tags = [t for seq in tag_sequences for t in seq]
+    if not tags:
+        return False
+    outside = sum(t == "O" for t in tags)
+    return outside * 2 >= len(tags) and outside < len(tags) and all(
+        t == "O" or (isinstance(t, str) and t.strip() == t and t and " " not in t
+                     and not (len(t) > 2 and t[1] == "-" and t[0] in "BIMES"))
+        for t in tags)
+
+
+def io_to_iob1(tags):
+    """IO tags as IOB1 (`I-` before each type), which `bio_spans` reads alike."""
+    return [t if t == "O" else f"I-{t}" for t in tags]
 
 
 def normalize_scheme(scheme):
@@ -84,6 +107,12 @@ def split_tag(tag, scheme=None):
     split_tag("I-DATE-TIME")  # ('I', 'DATE-TIME')
     ```
     """
+    if scheme is not None and normalize_scheme(scheme) == "IO":
+        if tag == "O":
+            return "O", ""
+        if isinstance(tag, str) and tag and tag.strip() == tag and " " not in tag:
+            return "I", tag
+        raise ValueError(f"Tag {tag!r} is not a valid IO tag (expected 'O' or a type).")
     prefixes = "BIMES" if scheme is None else _PREFIXES[normalize_scheme(scheme)]
     if tag == "O":
         return "O", ""
@@ -197,6 +226,8 @@ def to_bio(tags, scheme):
     """
     scheme = normalize_scheme(scheme)
     _check_tags(tags, scheme)
+    if scheme == "IO":
+        tags = io_to_iob1(tags)
     return _render(bio_spans(tags), len(tags), "BIO")
 
 
@@ -221,6 +252,8 @@ def from_bio(tags, scheme):
     """
     scheme = normalize_scheme(scheme)
     _check_tags(tags, "BIO")
+    if scheme == "IO":  # adjacent entities of one type merge: IO cannot write their edge
+        return [t if t == "O" else t[2:] for t in _render(bio_spans(tags), len(tags), "BIO")]
     return _render(bio_spans(tags), len(tags), scheme)
 
 
@@ -243,7 +276,7 @@ def starts_inside(tags, scheme):
     ```
     """
     scheme = normalize_scheme(scheme)
-    if scheme == "IOB1" or not tags or tags[0][:2] not in ("I-", "M-", "E-"):
+    if scheme in ("IOB1", "IO") or not tags or tags[0][:2] not in ("I-", "M-", "E-"):
         return False
     head = [f"B-{tags[0][2:]}", *tags]
     return _render(bio_spans(head), len(head), scheme) == head
@@ -266,6 +299,8 @@ def misfits(tags, scheme):
     ```
     """
     tags = list(tags)
+    if normalize_scheme(scheme) == "IO":
+        return []  # any sequence of types and O is well formed
     if starts_inside(tags, scheme):
         return []
     written = _render(bio_spans(tags), len(tags), normalize_scheme(scheme))

@@ -76,6 +76,11 @@ def score_split(split_name, sentences, predicted_bio, scheme):
         scores, per_class, confusion = _free_scores(gold, predicted)
         main = "token_accuracy"
     else:
+        if scheme == "IO":  # bare types: scored as IOB1, whose spans are the same
+            from elman.tasks.tagging.schemes import io_to_iob1
+
+            gold = [io_to_iob1(t) for t in gold]
+            predicted = [io_to_iob1(t) for t in predicted]
         result = evaluate_tagging(gold, predicted)
         d = result.as_dict()
         scores = {"f1": d["f1"], "precision": d["precision"], "recall": d["recall"],
