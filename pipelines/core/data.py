@@ -145,7 +145,7 @@ def _read_delimited(rows, text, delimiter, text_column, label_column):
         li = label_index
         text_indices = [i for i in range(len(header)) if i != li]
         rows.headerless = {"label": li + 1, "text": [i + 1 for i in text_indices]}
-        rows.add(1, " ".join(header[i] for i in text_indices if header[i]), header[li])
+        rows.add(1, _joined(header, text_indices), header[li])
     line = reader.line_num
     while True:
         start = line + 1
@@ -169,9 +169,14 @@ def _read_delimited(rows, text, delimiter, text_column, label_column):
             rows.bad(start, f"expected {len(header)} fields ({', '.join(header)}), "
                             f"found {len(record)}")
             continue
-        rows.add(start, " ".join(f for f in (record[i].strip() for i in text_indices) if f),
-                 record[li])
+        rows.add(start, _joined(record, text_indices), record[li])
     return rows
+
+
+def _joined(fields, indices):
+    """The text of a row: its text fields, stripped and joined by a space (empty ones
+    left out), so a headerless file's title and body read as one text."""
+    return " ".join(f for f in (fields[i].strip() for i in indices) if f)
 
 
 def _headerless_label(header, text_column, label_column):

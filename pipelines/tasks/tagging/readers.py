@@ -37,6 +37,7 @@ from pathlib import Path
 
 from elman.errors import UserError
 from elman.tasks.tagging import layouts
+from elman.tasks.tagging.layouts import _count  # the one counter of the readers' stats
 from elman.tasks.tagging import schemes as tag_schemes
 
 FORMATS = ("conll", "conllu", "jsonl")
@@ -55,11 +56,6 @@ EXTENSIONS = {
 _SCHEMES = ("BIO", "IOB2", "IOB1", "BIOS", "BIOES", "IOBES", "BMES", "IO", "auto", None)
 _COLUMNS = re.compile(r"[ \t]+")  # not str.split(): U+3000 and NBSP can be tokens
 _CONLLU_FIELDS = {"upos": 3, "xpos": 4}
-
-
-def _count(stats, key, n=1):
-    if stats is not None:
-        stats[key] = stats.get(key, 0) + n
 
 
 def _read_lines(path):
