@@ -212,7 +212,7 @@ def test_file_errors(tmp_path):
     path = tmp_path / "latin1.conll"
     path.write_bytes("caf\u00e9 O\n".encode("utf-8") + b"na\xefve O\n")
     error = _error(read_tagged_file, path)
-    assert error.line == 2 and "Not valid UTF-8 (byte 0xef" in error.message
+    assert error.line == 2 and "not valid UTF-8 (byte 0xef, byte 3 of the line)" in error.message
     error = _error(read_tagged_file, _write(tmp_path, "data.csv", "a,O\n"))
     assert "Cannot tell the format" in error.message
     assert read_tagged_file(_write(tmp_path, "data.csv", "a O\n"), format="conll")[0][

@@ -20,6 +20,8 @@ class TaggingDataConfig:
     # are tried, so `{"text": [...], "label": [...]}` files read as they are)
     tag_names: tuple[str, ...] = ()  # jsonl/parquet/hf tags written as integer ids with no
     # names in the file (a `to_json` export): the names in id order, ["O", "B-PER", ...]
+    encoding: str = "utf-8"  # the files' text encoding (gb18030 for GBK releases of Chinese
+    # corpora); JSON-lines, CoNLL and CoNLL-U files
     conllu_field: str = "upos"  # CoNLL-U: upos or xpos
     scheme: str = "auto"  # auto (guessed), BIO, IOB1, BIOS, BIOES, BMES, IO (bare types, as
     # Few-NERD), none (free tags: POS)

@@ -126,7 +126,7 @@ def format_of(data, path):
     if suffix not in readers.EXTENSIONS:
         if not Path(path).exists():
             raise UserError("file not found", path=path)
-        sniffed = readers.sniff_format(path)
+        sniffed = readers.sniff_format(path, encoding=data.encoding)
         if sniffed is None:
             raise UserError(f"cannot tell the format from the extension {suffix!r} or from "
                             "the first lines; expected one of "
@@ -202,16 +202,19 @@ def _read_any(data, source, scheme, stats, split=None, loaded=None, name="train"
                                    strict=data.strict, repair=repair, stats=stats,
                                    label=f"{source}[row]", tag_names=data.tag_names)
         if fmt == "conllu":
-            return readers.read_conllu(source, field=data.conllu_field, stats=stats)
+            return readers.read_conllu(source, field=data.conllu_field, stats=stats,
+                                       encoding=data.encoding)
         if fmt == "jsonl":
             # with neither key set, `{"text": [...], "label": [...]}` and the like read too
             guess = data.tokens_column == "tokens" and not data.tag_column
             return json_records.read_jsonl(source, tokens_key=data.tokens_column,
                                       tags_key=_tag_key(data, fmt), scheme=scheme,
                                       strict=data.strict, repair=repair, stats=stats,
-                                      guess_keys=guess, tag_names=data.tag_names)
+                                      guess_keys=guess, tag_names=data.tag_names,
+                                      encoding=data.encoding)
         return readers.read_conll(source, tag_column=_tag_key(data, fmt), scheme=scheme,
-                                  strict=data.strict, repair=repair, stats=stats)
+                                  strict=data.strict, repair=repair, stats=stats,
+                                  encoding=data.encoding)
     except UserError as err:
         raise _cli_hint(err) from None
 

@@ -12,9 +12,9 @@ from elman.tasks.tagging.layouts import name_tag_ids
 from elman.tasks.tagging.readers import _count, _read_lines, check_scheme, finish_sentences
 
 
-def json_objects(path):
+def json_objects(path, encoding="utf-8"):
     """(line, object) for each record of a JSON-lines file or a JSON array file."""
-    lines = _read_lines(path)
+    lines = _read_lines(path, encoding)
     text = "\n".join(line for _, line in lines)
     if not text.lstrip().startswith("["):
         for number, line in lines:
@@ -247,7 +247,7 @@ def _guess_key(record, given, known):
 
 
 def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=True,
-               repair=False, stats=None, guess_keys=False, tag_names=()):
+               repair=False, stats=None, guess_keys=False, tag_names=(), encoding="utf-8"):
     """Reads JSON lines `{"tokens": [...], "tags": [...]}`, one sentence per line.
 
     A `.json` file holding one JSON array of such objects is read too. So are records
@@ -278,6 +278,7 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
         stats: dict or None, receives counts (listed in `readers`). Default None.
         tag_names: sequence of str, the names of tags written as integer ids (a
             `datasets` `to_json` export), in id order (`data.tag_names`). Default ().
+        encoding: str, the file's text encoding (`data.encoding`). Default "utf-8".
 
     Returns:
         A list of `{"tokens", "tags", "source"}` dicts.
@@ -290,7 +291,7 @@ def read_jsonl(path, tokens_key="tokens", tags_key="tags", scheme="BIO", strict=
     """
     check_scheme(scheme)
     raw = []
-    for number, record in json_objects(path):
+    for number, record in json_objects(path, encoding):
         if not isinstance(record, dict):
             raise UserError(f"Expected a JSON object with {tokens_key!r} and {tags_key!r}, "
                             f"found {type(record).__name__}.", path=path, line=number)

@@ -58,28 +58,18 @@ _COLUMNS = re.compile(r"[ \t]+")  # not str.split(): U+3000 and NBSP can be toke
 _CONLLU_FIELDS = {"upos": 3, "xpos": 4}
 
 
-def _read_lines(path):
-    """(line number, text) for each line of a UTF-8 file, without line endings."""
+def _read_lines(path, encoding="utf-8"):
+    """(line number, text) for each line of a text file in `encoding` (UTF-8 by default,
+    a byte-order mark dropped), without line endings; bytes that are not `encoding` are
+    one error naming the file, the line and the encoding the file likely has."""
     path = Path(path)
     if not path.exists():
         raise UserError("File not found.", path=path)
     if not path.is_file():
         raise UserError("Expected a file, found a directory or something else.", path=path)
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-        from elman.core.folders import guess_encoding
+    from elman.core.folders import decode
 
-        guess = guess_encoding(data)
-        raise UserError(
-            f"Not valid UTF-8 (byte 0x{data[error.start]:02x} at byte {column} of the line); "
-            "save the file as UTF-8"
-            + (f" (it reads as {guess}: iconv -f {guess} -t utf-8 FILE > NEW)." if guess
-               else "."), path=path, line=line) from None
-    text = text.removeprefix("\ufeff")
+    text = decode(path, path.read_bytes(), encoding).removeprefix("\ufeff")
     return [(number, line.rstrip("\r")) for number, line in enumerate(text.split("\n"), 1)]
 
 
@@ -173,7 +163,8 @@ def finish_sentences(raw, path, scheme, strict, repair, stats):
     return sentences
 
 
-def read_conll(path, tag_column=None, scheme="BIO", strict=True, repair=False, stats=None):
+def read_conll(path, tag_column=None, scheme="BIO", strict=True, repair=False, stats=None,
+               encoding="utf-8"):
     """Reads a CoNLL column file: one token per line, blank lines between sentences.
 
     The first column is the token, `tag_column` the tag; columns are separated by
@@ -201,6 +192,7 @@ def read_conll(path, tag_column=None, scheme="BIO", strict=True, repair=False, s
         repair: bool, instead turn ill-formed sequences into their `conlleval`
             reading (`I-X` after `O` becomes `B-X`) and count them. Default False.
         stats: dict or None, receives counts (see the module docstring). Default None.
+        encoding: str, the file's text encoding (`data.encoding`). Default "utf-8".
 
     Returns:
         A list of `{"tokens", "tags", "source"}` dicts.
@@ -223,7 +215,7 @@ def read_conll(path, tag_column=None, scheme="BIO", strict=True, repair=False, s
                         "lines": [r[0] for r in rows], "source": f"{path}:{rows[0][0]}"})
             rows.clear()
 
-    for number, line in _read_lines(path):
+    for number, line in _read_lines(path, encoding):
         stripped = line.strip(" \t")
         if not stripped:
             flush()
@@ -258,7 +250,7 @@ def read_conll(path, tag_column=None, scheme="BIO", strict=True, repair=False, s
     return finish_sentences(raw, path, scheme, strict, repair, stats)
 
 
-def read_conllu(path, field="upos", stats=None):
+def read_conllu(path, field="upos", stats=None, encoding="utf-8"):
     """Reads a CoNLL-U file (Universal Dependencies) as words tagged with UPOS or XPOS.
 
     Comment lines (`#`) are skipped; multiword token lines (`3-4`) and empty nodes
@@ -268,6 +260,7 @@ def read_conllu(path, field="upos", stats=None):
         path: str or Path, the file.
         field: str, "upos" or "xpos". Default "upos".
         stats: dict or None, receives counts (see the module docstring). Default None.
+        encoding: str, the file's text encoding (`data.encoding`). Default "utf-8".
 
     Returns:
         A list of `{"tokens", "tags", "source"}` dicts.
@@ -291,7 +284,7 @@ def read_conllu(path, field="upos", stats=None):
                         "lines": [r[0] for r in rows], "source": f"{path}:{rows[0][0]}"})
             rows.clear()
 
-    for number, line in _read_lines(path):
+    for number, line in _read_lines(path, encoding):
         if not line.strip():
             flush()
             continue
@@ -323,14 +316,16 @@ def read_conllu(path, field="upos", stats=None):
 _CONLLU_WORD = re.compile(r"^\d+(?:[-.]\d+)?\t")  # ID, then nine more tab-separated fields
 
 
-def sniff_format(path, lines=50):
+def sniff_format(path, lines=50, encoding="utf-8"):
     """The format of a file whose extension says nothing (`eng.train`, `eng.testa`):
     "jsonl" when its first non-blank line opens a JSON object or array, "conllu" when
     its first word lines have CoNLL-U's ten tab-separated fields, "conll" when they
     hold a token and a tag (at least two columns); None otherwise.
     """
     seen = []
-    with open(path, encoding="utf-8-sig", errors="replace") as handle:
+    from elman.core.folders import python_encoding
+
+    with open(path, encoding=python_encoding(encoding), errors="replace") as handle:
         for line in handle:
             if line.strip():
                 seen.append(line.rstrip("\r\n"))
