@@ -145,17 +145,3 @@ def test_a_folder_of_files_alone_is_one_class_per_file_one_text_per_line(tmp_pat
         (splits / name).write_text("text,label\ngood,pos\n", encoding="utf-8")
     with pytest.raises(UserError, match="class folders found: none"):
         data_stage.read_labeled_file(splits)
-
-
-def test_the_encoding_error_names_the_likely_encoding():
-    chinese = "送餐快，味道也很好，下次还点这家\n太慢了，菜都凉了\n".encode("gb18030")
-    assert folders.guess_encoding(chinese) == "gb18030"
-    # Latin-1 with accents: GB18030 would read `ïv` as one Chinese character, but a
-    # stray one among Latin letters is not Chinese text
-    latin = "a na\u00efve film, tr\u00e8s dr\u00f4le\n".encode("latin-1")
-    assert latin.decode("gb18030") == "a na\u98d7e film, tr\u9463 dr\u9b3ae\n"  # it reads
-    assert folders.guess_encoding(latin) == "cp1252"
-    with pytest.raises(UserError, match="it reads as gb18030: --set data.encoding=gb18030"):
-        folders.decode("x.csv", chinese)
-    assert folders.decode("x.csv", chinese, "gb18030").startswith("送餐快")
-    assert folders.guess_encoding(b"\x81\x81\x8d\x8f\x90\x9d\x81") is None  # neither reads

@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 
 from elman.core.columns import LABEL_COLUMNS, TEXT_COLUMNS, is_number, resolve_columns
-from elman.core.folders import decode, read_class_folders
+from elman.core.encodings import decode
+from elman.core.folders import read_class_folders
 from elman.core.hub import hub_parts, load_hub
 from elman.core.split import Split, carve, sha256
 from elman.errors import UserError

@@ -10,12 +10,13 @@ from elman.text.pieces import ALGORITHMS, NORMALIZATIONS
 
 @dataclasses.dataclass(frozen=True)
 class LMDataConfig:
-    """The text files of a language-model run (UTF-8 plain text)."""
+    """The text files of a language-model run (plain text, UTF-8 by default)."""
 
     train: str = ""  # training text file
     validation: str = ""  # validation text file; empty: the last `validation_fraction` of train
     test: str = ""  # test text file; empty: no test split (the report uses validation)
     validation_fraction: float = 0.1  # share of train's lines held out when there is no validation
+    encoding: str = "utf-8"  # the files' text encoding (gb18030 for GBK Chinese text)
 
 
 @dataclasses.dataclass(frozen=True)

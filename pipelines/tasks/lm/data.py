@@ -7,7 +7,6 @@ file is given, is the last `data.validation_fraction` of the training file's
 non-blank lines (the text's order matters, so it is not a random carve).
 """
 
-import pathlib
 
 import numpy as np
 
@@ -16,19 +15,21 @@ from elman.errors import UserError
 from elman.text.splitters import EOL_TOKEN, tokenize_lines
 
 
-def read_text_lines(path):
-    """Read a UTF-8 text file as a list of lines (without line endings).
+def read_text_lines(path, encoding="utf-8"):
+    """Read a text file (UTF-8 unless `encoding` names another) as a list of lines
+    (without line endings).
 
     A leading byte-order mark is dropped; `\\r\\n` and `\\n` both end a line.
 
     Args:
         path: str or path-like, the text file.
+        encoding: str, the file's text encoding (`data.encoding`). Default "utf-8".
 
     Returns:
         list of str, one entry per line of the file.
 
     Raises:
-        UserError: the file is missing, is not a file, is not valid UTF-8 (with
+        UserError: the file is missing, is not a file, is not of the encoding (with
             the line of the first bad byte), or holds no non-blank text.
 
     Example:
@@ -37,29 +38,11 @@ def read_text_lines(path):
     lines = read_text_lines("data/lm/train.txt")
     ```
     """
-    path = pathlib.Path(path)
-    if not path.exists():
-        raise UserError("text file not found", path=path)
-    if not path.is_file():
-        raise UserError("expected a text file, found a directory or special file", path=path)
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        raise UserError(
-            f"file is not valid UTF-8 (byte 0x{raw[error.start]:02x} at offset "
-            f"{error.start}); save it as UTF-8",
-            path=path,
-            line=line,
-        ) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if not text.strip():
+    from elman.core.encodings import read_lines
+
+    lines = read_lines(path, encoding, "a text file")
+    if not any(line.strip() for line in lines):
         raise UserError("file is empty (no non-blank text)", path=path)
-    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
-    if lines and lines[-1] == "" and text.endswith("\n"):
-        lines.pop()
     return lines
 
 
@@ -112,11 +95,11 @@ def _text_split(name, lines, source, digest):
 
 def _train_and_validation(data_cfg):
     """The train and validation Splits: two files, or the tail of train held out."""
-    lines = read_text_lines(data_cfg.train)
+    lines = read_text_lines(data_cfg.train, data_cfg.encoding)
     digest = sha256(data_cfg.train)
     if data_cfg.validation:
         return (_text_split("train", lines, data_cfg.train, digest),
-                _text_split("validation", read_text_lines(data_cfg.validation),
+                _text_split("validation", read_text_lines(data_cfg.validation, data_cfg.encoding),
                             data_cfg.validation, sha256(data_cfg.validation)))
     filled = [i for i, line in enumerate(lines) if line.strip()]
     held = int(round(data_cfg.validation_fraction * len(filled)))
@@ -150,8 +133,8 @@ def load_data(cfg):
     train, validation = _train_and_validation(cfg.data)
     splits = {"train": train, "validation": validation}
     if cfg.data.test:
-        splits["test"] = _text_split("test", read_text_lines(cfg.data.test), cfg.data.test,
-                                     sha256(cfg.data.test))
+        test = read_text_lines(cfg.data.test, cfg.data.encoding)
+        splits["test"] = _text_split("test", test, cfg.data.test, sha256(cfg.data.test))
     pieces = None
     if cfg.text.level == "subword":
         from elman.tasks.lm.vocabulary import learn_subword

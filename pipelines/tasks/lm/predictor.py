@@ -121,7 +121,8 @@ class LMPredictor(Predictor):
         from elman.tasks.lm.vocabulary import encode_stream
 
         path = tasks.get(self.task).evaluation_file(self.cfg, {"data": data}, "a text file")
-        tokens = token_stream(read_text_lines(path), self.cfg.text, self.pieces)
+        lines = read_text_lines(path, self.cfg.data.encoding)
+        tokens = token_stream(lines, self.cfg.text, self.pieces)
         ids = encode_stream(tokens, self.vocabulary)
         streams = max(1, min(self.cfg.train.eval_batch_size, len(ids) - 1))
         scored = stream_trace(self.model, ids, streams, top)

@@ -168,7 +168,8 @@ class LMTask(Task):
         saved = predictor.cfg
         path = self.evaluation_file(saved, overrides, "a text file")
         # fail fast, before the model
-        tokens = token_stream(read_text_lines(path), saved.text, predictor.pieces)
+        lines = read_text_lines(path, saved.data.encoding)
+        tokens = token_stream(lines, saved.text, predictor.pieces)
         ids = encode_stream(tokens, predictor.vocabulary)
         scores = score_ids(predictor.model, ids, saved.train.eval_batch_size, saved.text.level)
         scores["oov_rate"] = len(unknown_tokens(tokens, predictor.vocabulary)) / len(tokens)

@@ -28,7 +28,7 @@ def pretraining_texts(cfg):
                         "chars would give it away)")
     if not (cfg.pretrain.epochs and cfg.pretrain.texts):
         return [], None
-    lines = read_text_lines(cfg.pretrain.texts)
+    lines = read_text_lines(cfg.pretrain.texts, cfg.data.encoding)
     texts = [line for line in lines if line.strip()]
     return texts, {"split": "pretraining texts", "source": str(cfg.pretrain.texts),
                    "sha256": sha256(cfg.pretrain.texts), "texts": len(texts),

@@ -67,7 +67,7 @@ def _read_lines(path, encoding="utf-8"):
         raise UserError("File not found.", path=path)
     if not path.is_file():
         raise UserError("Expected a file, found a directory or something else.", path=path)
-    from elman.core.folders import decode
+    from elman.core.encodings import decode
 
     text = decode(path, path.read_bytes(), encoding).removeprefix("\ufeff")
     return [(number, line.rstrip("\r")) for number, line in enumerate(text.split("\n"), 1)]
@@ -323,7 +323,7 @@ def sniff_format(path, lines=50, encoding="utf-8"):
     hold a token and a tag (at least two columns); None otherwise.
     """
     seen = []
-    from elman.core.folders import python_encoding
+    from elman.core.encodings import python_encoding
 
     with open(path, encoding=python_encoding(encoding), errors="replace") as handle:
         for line in handle:

@@ -19,6 +19,7 @@ class TranslationDataConfig:
     validation: str = ""  # validation pairs; empty: carve `validation_fraction` off train
     test: str = ""  # test pairs; empty: no test split (the report uses validation)
     format: str = "auto"  # auto (from the name), tsv, parallel, jsonl or hub
+    encoding: str = "utf-8"  # the files' text encoding (gb18030 for GBK Chinese files)
     reverse: bool = False  # swap the two positional columns (translate right to left)
     source_lang: str = "en"  # source language code (parallel suffixes, translation keys)
     target_lang: str = "zh"  # target language code (also picks the BLEU tokenizer)

@@ -52,9 +52,9 @@ def _parallel_paths(path, data):
     return (second, first) if data.reverse else (first, second)
 
 
-def _jsonl_is_positional(path):
+def _jsonl_is_positional(path, encoding="utf-8"):
     """True when the first row uses source/target keys (reverse swaps them)."""
-    for line in readers._read_lines(path):
+    for line in readers._read_lines(path, encoding):
         if line.strip():
             try:
                 row = json.loads(line)
@@ -64,9 +64,9 @@ def _jsonl_is_positional(path):
     return True
 
 
-def _check_aligned(source_path, target_path):
+def _check_aligned(source_path, target_path, encoding="utf-8"):
     """Two aligned files must have as many lines; names the first line without a partner."""
-    counts = {p: len(readers._read_lines(p)) for p in (source_path, target_path)}
+    counts = {p: len(readers._read_lines(p, encoding)) for p in (source_path, target_path)}
     if counts[source_path] != counts[target_path]:
         longer, shorter = sorted((source_path, target_path), key=lambda p: -counts[p])
         raise UserError(
@@ -92,7 +92,7 @@ def read_pair_file(path, data, name):
     """
     fmt = detect_format(path, data.format)
     counts = {}
-    kwargs = {"skip_bad_rows": data.skip_bad_rows, "counts": counts}
+    kwargs = {"skip_bad_rows": data.skip_bad_rows, "counts": counts, "encoding": data.encoding}
     if fmt == "hub":
         raise UserError("hub datasets are read with data.train = \"hub:NAME\"", path=path)
     if fmt == "tsv":
@@ -100,12 +100,12 @@ def read_pair_file(path, data, name):
         files = [path]
     elif fmt == "parallel":
         files = list(_parallel_paths(path, data))
-        _check_aligned(*files)
+        _check_aligned(*files, data.encoding)
         pairs = readers.read_parallel_files(files[0], files[1], **kwargs)
     else:
         files = [path]
         pairs = readers.read_jsonl_pairs(path, data.source_lang, data.target_lang, **kwargs)
-        if data.reverse and _jsonl_is_positional(path):
+        if data.reverse and _jsonl_is_positional(path, data.encoding):
             pairs = [dict(p, source=p["target"], target=p["source"]) for p in pairs]
     return Split(name, pairs, ",".join(map(str, files)), " ".join(sha256(p) for p in files),
                  counts=_read_counts(pairs, counts))

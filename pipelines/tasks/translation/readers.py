@@ -10,13 +10,14 @@ empty) raises `elman.errors.UserError` naming the file and line. With
 `skip_bad_rows=True` it is skipped instead, and counted: pass a dict as `counts` and it
 receives `counts["bad_rows"]` (the number skipped) and `counts["bad_row_examples"]` (up
 to 10 `"where: reason"` strings). Problems with a whole file (missing, a directory, not
-UTF-8, two aligned files of different lengths) always raise.
+the encoding `data.encoding` names, two aligned files of different lengths) always
+raise.
 """
 
 import json
 import logging
-import pathlib
 
+from elman.core.encodings import read_lines
 from elman.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -25,29 +26,9 @@ _MAX_EXAMPLES = 10
 _SKIP_HINT = " (use --skip-bad-rows to skip and count such rows)"
 
 
-def _read_lines(path):
-    """Returns the lines of a UTF-8 text file (no line endings, BOM removed)."""
-    path = pathlib.Path(path)
-    if not path.exists():
-        raise UserError("file not found", path=path)
-    if path.is_dir():
-        raise UserError("expected a file, found a directory", path=path)
-    data = path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise UserError(
-            f"not valid UTF-8 (byte 0x{data[error.start]:02x}); convert the file to UTF-8",
-            path=path,
-            line=line,
-        ) from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline ends the last line, it does not start a new one
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+def _read_lines(path, encoding="utf-8"):
+    """Returns the lines of a text file in `encoding` (no line endings, BOM removed)."""
+    return read_lines(path, encoding)
 
 
 class _BadRows:
@@ -83,7 +64,7 @@ def _pair(source, target, where, bad, path, line=None):
     return {"source": source, "target": target, "where": where}
 
 
-def read_tsv_pairs(path, reverse=False, skip_bad_rows=False, counts=None):
+def read_tsv_pairs(path, reverse=False, skip_bad_rows=False, counts=None, encoding="utf-8"):
     """Reads `source<TAB>target[<TAB>anything...]` lines, as in Tatoeba exports.
 
     Args:
@@ -93,6 +74,7 @@ def read_tsv_pairs(path, reverse=False, skip_bad_rows=False, counts=None):
         skip_bad_rows: bool, skip and count malformed rows instead of raising. Default
             False.
         counts: dict or None, receives `bad_rows` and `bad_row_examples`. Default None.
+        encoding: str, the files' text encoding (`data.encoding`). Default "utf-8".
 
     Returns:
         list of `{"source", "target", "where"}` dicts, in file order.
@@ -103,7 +85,7 @@ def read_tsv_pairs(path, reverse=False, skip_bad_rows=False, counts=None):
     """
     bad = _BadRows(skip_bad_rows, counts)
     pairs = []
-    for number, line in enumerate(_read_lines(path), start=1):
+    for number, line in enumerate(_read_lines(path, encoding), start=1):
         where = f"{path}:{number}"
         if not line.strip():
             bad("empty line; expected source<TAB>target", path, number)
@@ -120,7 +102,8 @@ def read_tsv_pairs(path, reverse=False, skip_bad_rows=False, counts=None):
     return pairs
 
 
-def read_parallel_files(source_path, target_path, skip_bad_rows=False, counts=None):
+def read_parallel_files(source_path, target_path, skip_bad_rows=False, counts=None,
+                        encoding="utf-8"):
     """Reads two aligned plain-text files: line i of one translates line i of the other.
 
     Args:
@@ -129,6 +112,7 @@ def read_parallel_files(source_path, target_path, skip_bad_rows=False, counts=No
         skip_bad_rows: bool, skip and count pairs with an empty side instead of raising.
             Default False.
         counts: dict or None, receives `bad_rows` and `bad_row_examples`. Default None.
+        encoding: str, the files' text encoding (`data.encoding`). Default "utf-8".
 
     Returns:
         list of `{"source", "target", "where"}` dicts; `where` names the source file.
@@ -137,8 +121,8 @@ def read_parallel_files(source_path, target_path, skip_bad_rows=False, counts=No
 
     >>> pairs = read_parallel_files("train.en", "train.zh")
     """
-    sources = _read_lines(source_path)
-    targets = _read_lines(target_path)
+    sources = _read_lines(source_path, encoding)
+    targets = _read_lines(target_path, encoding)
     if len(sources) != len(targets):
         raise UserError(
             f"{source_path} has {len(sources)} lines but {target_path} has "
@@ -187,7 +171,8 @@ def _row_pair(row, source_lang, target_lang):
     return (found[keys[0]], found[keys[1]]), None
 
 
-def read_jsonl_pairs(path, source_lang=None, target_lang=None, skip_bad_rows=False, counts=None):
+def read_jsonl_pairs(path, source_lang=None, target_lang=None, skip_bad_rows=False, counts=None,
+                     encoding="utf-8"):
     """Reads JSON Lines: `{"source": .., "target": ..}` or `{"translation": {lang: text}}`.
 
     Args:
@@ -199,6 +184,7 @@ def read_jsonl_pairs(path, source_lang=None, target_lang=None, skip_bad_rows=Fal
         skip_bad_rows: bool, skip and count malformed rows instead of raising. Default
             False.
         counts: dict or None, receives `bad_rows` and `bad_row_examples`. Default None.
+        encoding: str, the files' text encoding (`data.encoding`). Default "utf-8".
 
     Returns:
         list of `{"source", "target", "where"}` dicts, in file order.
@@ -209,7 +195,7 @@ def read_jsonl_pairs(path, source_lang=None, target_lang=None, skip_bad_rows=Fal
     """
     bad = _BadRows(skip_bad_rows, counts)
     pairs = []
-    for number, line in enumerate(_read_lines(path), start=1):
+    for number, line in enumerate(_read_lines(path, encoding), start=1):
         where = f"{path}:{number}"
         if not line.strip():
             bad("empty line; expected a JSON object", path, number)

@@ -1,12 +1,12 @@
-"""Tagged corpora in another text encoding (`data.encoding`): GBK releases of Chinese NER
-corpora and Latin-1 CoNLL files read as written, and a file in the wrong one is one error
+"""Files in another text encoding (`data.encoding`, every task): GBK releases of Chinese
+corpora and Latin-1 files read as written, and a file in the wrong one is one error
 naming the file, the line and the setting that reads it."""
 
 import json
 
 import pytest
 
-from elman.core.folders import guess_encoding
+from elman.core.encodings import decode, guess_encoding
 from elman.errors import UserError
 from elman.tasks.tagging.config import TaggingDataConfig
 from elman.tasks.tagging.data import load_splits
@@ -81,3 +81,45 @@ def test_a_character_per_line_file_is_guessed_as_chinese_though_its_tags_are_lat
     assert guess_encoding(resume.encode("gb18030")) == "gb18030"
     french = "Le B-ORG\nna\u00efve O\ngar\u00e7on O\n\n".encode("latin-1")
     assert guess_encoding(french) == "cp1252"
+
+
+def test_the_encoding_error_names_the_likely_encoding():
+    chinese = "送餐快，味道也很好，下次还点这家\n太慢了，菜都凉了\n".encode("gb18030")
+    assert guess_encoding(chinese) == "gb18030"
+    # Latin-1 with accents: GB18030 would read `ïv` as one Chinese character, but a
+    # stray one among Latin letters is not Chinese text
+    latin = "a na\u00efve film, tr\u00e8s dr\u00f4le\n".encode("latin-1")
+    assert latin.decode("gb18030") == "a na\u98d7e film, tr\u9463 dr\u9b3ae\n"  # it reads
+    assert guess_encoding(latin) == "cp1252"
+    with pytest.raises(UserError, match="it reads as gb18030: --set data.encoding=gb18030"):
+        decode("x.csv", chinese)
+    assert decode("x.csv", chinese, "gb18030").startswith("送餐快")
+    assert guess_encoding(b"\x81\x81\x8d\x8f\x90\x9d\x81") is None  # neither reads
+
+
+def test_translation_pairs_take_the_encoding(tmp_path):
+    from elman.tasks.translation.config import TranslationDataConfig
+    from elman.tasks.translation.data import load_splits as load_pairs
+
+    pairs = [("I am busy.", "我很忙。"), ("Thank you.", "谢谢你。")]
+    tsv = tmp_path / "cmn.tsv"
+    tsv.write_bytes("".join(f"{en}\t{zh}\n" for en, zh in pairs).encode("gb18030"))
+    with pytest.raises(UserError, match=r"cmn\.tsv:1.*--set data\.encoding=gb18030"):
+        load_pairs(TranslationDataConfig(train=str(tsv)), seed=0)
+    read = load_pairs(TranslationDataConfig(train=str(tsv), encoding="gb18030"), seed=0)
+    assert [(p["source"], p["target"]) for p in read["train"].items] == pairs
+    english, chinese = tmp_path / "news.en", tmp_path / "news.zh"  # two aligned files
+    english.write_text("".join(en + "\n" for en, _ in pairs), encoding="utf-8")
+    chinese.write_bytes("".join(zh + "\n" for _, zh in pairs).encode("gb18030"))
+    with pytest.raises(UserError, match=r"news\.zh:1"):
+        load_pairs(TranslationDataConfig(train=f"{english},{chinese}"), seed=0)
+
+
+def test_language_model_text_takes_the_encoding(tmp_path):
+    from elman.tasks.lm.data import read_text_lines
+
+    path = tmp_path / "fr.txt"
+    path.write_bytes("le caf\u00e9\r\nla gar\u00e7onne\n".encode("latin-1"))
+    with pytest.raises(UserError, match=r"fr\.txt:1.*--set data\.encoding=cp1252"):
+        read_text_lines(path)
+    assert read_text_lines(path, "latin-1") == ["le caf\u00e9", "la gar\u00e7onne"]
