@@ -162,3 +162,20 @@ def test_a_token_budget_cuts_passes_then_texts():
     # a budget the corpus stays within changes nothing
     whole, _ = embed.train_vectors(rows, 45, 8, epochs=10, seed=1, max_tokens=9_000)
     np.testing.assert_array_equal(whole, embed.train_vectors(rows, 45, 8, epochs=10, seed=1)[0])
+
+
+def test_ragged_rows_and_a_share_of_texts_read_as_the_lists_they_stand_for():
+    import tensorflow as tf
+
+    rows = [row + [0] * (i % 3) for i, row in enumerate(CORPUS[:300])] + [[0, 0]]
+    ragged = embed.RaggedRows(tf.ragged.constant(rows, dtype=tf.int64))
+    as_lists, _ = embed.train_vectors(rows, 45, 8, epochs=4, seed=2)
+    np.testing.assert_array_equal(embed.train_vectors(ragged, 45, 8, epochs=4, seed=2)[0],
+                                  as_lists)
+    # one pass over a seeded share: the 200 texts (of 3 tokens) a seed-2 permutation of
+    # the 300 non-empty ones reaches first, in their corpus order
+    share, _ = embed.train_vectors(ragged, 45, 8, epochs=10, seed=2, max_tokens=600)
+    first = sorted(np.random.default_rng(2).permutation(300)[:200])
+    chosen = [CORPUS[i] for i in first]
+    np.testing.assert_array_equal(share, embed.train_vectors(chosen, 45, 8, epochs=1,
+                                                             seed=2)[0])

@@ -96,22 +96,61 @@ def _stable_hash(text):
     return zlib.crc32(text.encode("utf-8"))
 
 
-def _within_budget(sentences, epochs, max_tokens, seed):
-    """(sentences, passes) that read at most `max_tokens` tokens in all: every sentence
-    for fewer passes when one pass fits, else a seeded share of them for one pass."""
-    total = sum(len(s) for s in sentences)
+def _within_budget(lengths, epochs, max_tokens, seed):
+    """(kept, passes) that read at most `max_tokens` tokens in all, given each text's
+    length: every text (kept None) for fewer passes when one pass fits, else a seeded
+    share of them (their sorted positions in `lengths`) for one pass."""
+    total = int(sum(lengths))
     if max_tokens is None or total * epochs <= max_tokens:
-        return sentences, epochs
+        return None, epochs
     if total <= max_tokens:
-        return sentences, max(1, max_tokens // total)
-    order = np.random.default_rng(seed).permutation(len(sentences))
+        return None, max(1, max_tokens // total)
+    order = np.random.default_rng(seed).permutation(len(lengths))
     kept, count = [], 0
     for index in order:
-        if count + len(sentences[index]) > max_tokens:
+        if count + lengths[index] > max_tokens:
             break
         kept.append(int(index))
-        count += len(sentences[index])
-    return [sentences[i] for i in sorted(kept)], 1
+        count += lengths[index]
+    return sorted(kept), 1
+
+
+def _ints(row):
+    return row.tolist() if hasattr(row, "tolist") else row
+
+
+class _IdTexts:
+    """The training texts as word2vec reads them, each a list of str token ids (padding
+    dropped, empty texts skipped), made afresh on each pass, so that only the ids are
+    held, never a string per token; `kept`: the positions among the non-empty texts to
+    read (None: all)."""
+
+    def __init__(self, id_rows, vocabulary_size, kept=None):
+        self.id_rows, self.kept = id_rows, None if kept is None else set(kept)
+        self.names = [str(i) for i in range(vocabulary_size)]
+
+    def __iter__(self):
+        position = 0
+        for row in self.id_rows:
+            words = [self.names[i] for i in _ints(row) if i != 0]
+            if not words:
+                continue
+            if self.kept is None or position in self.kept:
+                yield words
+            position += 1
+
+
+class RaggedRows:
+    """The rows of a ragged id matrix (its flat values and row splits, NumPy), one at a
+    time: word2vec's input without a Python list per text."""
+
+    def __init__(self, ragged):
+        self.values = ragged.flat_values.numpy()
+        self.splits = ragged.row_splits.numpy()
+
+    def __iter__(self):
+        for start, end in zip(self.splits[:-1], self.splits[1:]):
+            yield self.values[start:end]
 
 
 def train_vectors(id_rows, vocabulary_size, dim, method="skipgram", epochs=10, window=5,
@@ -127,8 +166,9 @@ def train_vectors(id_rows, vocabulary_size, dim, method="skipgram", epochs=10, w
     only.
 
     Args:
-        id_rows: iterable of int sequences, the training texts' token ids (0 is padding
-            and is dropped).
+        id_rows: the training texts' token ids (0 is padding and is dropped): a list of
+            int sequences, or any iterable that gives them afresh each time it is read
+            (`RaggedRows`), since it is read once per pass and nothing is copied.
         vocabulary_size: int, rows of the matrix.
         dim: int, the vector size.
         method: str, "skipgram" (predict the context from the word) or "cbow" (the word
@@ -149,28 +189,32 @@ def train_vectors(id_rows, vocabulary_size, dim, method="skipgram", epochs=10, w
     """
     from gensim.models import Word2Vec
 
-    sentences = [[str(int(i)) for i in row if int(i) != 0] for row in id_rows]
-    sentences = [s for s in sentences if s]
-    if not sentences:
+    lengths, largest = [], 0
+    for row in id_rows:
+        row = _ints(row)
+        largest = max(largest, max(row, default=0))
+        length = len(row) - row.count(0)
+        if length:
+            lengths.append(length)
+    if not lengths:
         raise UserError("embedding.train_vectors: the training texts hold no tokens")
-    read, passes = _within_budget(sentences, epochs, max_tokens, seed)
-    model = Word2Vec(read, vector_size=dim, window=window, min_count=1,
-                     sg=int(method == "skipgram"), negative=10, sample=1e-3, epochs=passes,
-                     workers=1, seed=seed, hashfxn=_stable_hash)
+    if largest >= vocabulary_size:
+        raise ValueError(f"token id {largest} is outside the vocabulary of {vocabulary_size}")
+    kept, passes = _within_budget(lengths, epochs, max_tokens, seed)
+    model = Word2Vec(_IdTexts(id_rows, vocabulary_size, kept), vector_size=dim,
+                     window=window, min_count=1, sg=int(method == "skipgram"), negative=10,
+                     sample=1e-3, epochs=passes, workers=1, seed=seed, hashfxn=_stable_hash)
     rng = np.random.default_rng(seed)
     matrix = rng.normal(0.0, 0.1, size=(vocabulary_size, dim)).astype("float32")
     matrix[0] = 0.0
     rows = np.asarray([int(key) for key in model.wv.index_to_key])  # gensim's row order
-    if rows.max() >= vocabulary_size:
-        raise ValueError(f"token id {rows.max()} is outside the vocabulary of "
-                         f"{vocabulary_size}")
     matrix[rows] = model.wv.vectors
     learned = int((rows >= 2).sum())
     name = {"skipgram": "skip-gram", "cbow": "CBOW"}[method]
     budget = ""
-    if passes < epochs or len(read) < len(sentences):
-        budget = (f" of {epochs} asked" if len(read) == len(sentences) else
-                  f" over {len(read):,} of the {len(sentences):,} texts") + (
+    if passes < epochs or kept is not None:
+        budget = (f" of {epochs} asked" if kept is None else
+                  f" over {len(kept):,} of the {len(lengths):,} texts") + (
             f", within embedding.vector_max_tokens = {max_tokens:,}")
     epochs_read = f"{passes} epoch" + ("s" if passes != 1 else "")
     return matrix, Coverage(f"the training texts (word2vec {name}, {epochs_read}{budget}, "

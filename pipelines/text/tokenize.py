@@ -287,7 +287,7 @@ def fit_char_ids(cfg, texts, max_word_length=20):
         max_word_length: int, chars kept per token.
     """
     counts = collections.Counter(
-        c for row in split_all(tokenizer_from_config(cfg), texts)
+        c for row in split_rows(tokenizer_from_config(cfg), texts)
         for token in row for c in token[:max_word_length])
     chars = sorted(counts, key=lambda c: (-counts[c], c))
     return char_ids_from_config(cfg, chars, max_word_length)
@@ -314,13 +314,19 @@ def tokenizer_from_config(cfg, vocabulary=None):
                          name="tokenizer")
 
 
-def split_all(tokenizer, texts, batch_size=4096):
-    """Splits Python strings with the tokenizer's rules; returns lists of str tokens."""
-    out = []
+def split_rows(tokenizer, texts, batch_size=4096):
+    """Each text's tokens (list of str) by the tokenizer's rules, one text at a time:
+    only `batch_size` texts are held split at once, so counting the tokens of a large
+    corpus costs no more memory than its vocabulary."""
     for start in range(0, len(texts), batch_size):
         part = tokenizer.split(tf.constant(texts[start:start + batch_size]))
-        out.extend([[t.decode("utf-8") for t in row] for row in part.to_list()])
-    return out
+        for row in part.to_list():
+            yield [t.decode("utf-8") for t in row]
+
+
+def split_all(tokenizer, texts, batch_size=4096):
+    """Splits Python strings with the tokenizer's rules; returns lists of str tokens."""
+    return list(split_rows(tokenizer, texts, batch_size))
 
 
 def fit_vocabulary(cfg, texts, reserved=()):
@@ -342,7 +348,7 @@ def fit_vocabulary(cfg, texts, reserved=()):
         from elman.text.subword import fit_subword
 
         return fit_subword(cfg, texts, reserved)
-    counts = collections.Counter(t for row in split_all(tokenizer_from_config(cfg), texts)
+    counts = collections.Counter(t for row in split_rows(tokenizer_from_config(cfg), texts)
                                  for t in row)
     ranked = sorted((t for t, c in counts.items() if c >= cfg.min_count and t not in reserved),
                     key=lambda t: (-counts[t], t))

@@ -139,7 +139,7 @@ class SentimentTask(Task):
     def prepare(self, ctx):
         import keras
 
-        from elman.core.embed import starting_vectors
+        from elman.core.embed import RaggedRows, starting_vectors
         from elman.text.tokenize import token_stats
 
         cfg, splits = ctx.cfg, ctx.splits
@@ -152,7 +152,7 @@ class SentimentTask(Task):
                  for name, split in splits.items()}
         encoded = _encode(splits, tokenizer, char_layer, labels)
         matrix, coverage = starting_vectors(cfg.embedding, tokenizer.get_vocabulary(),
-                                            lambda: encoded["train"][0].to_list(),
+                                            lambda: RaggedRows(encoded["train"][0]),
                                             cfg.train.seed, ctx.log)
         initializer = "uniform" if matrix is None else keras.initializers.Constant(matrix)
         pairs = sentiment_model.bigram_pairs(cfg, encoded["train"][0], tokenizer.vocabulary_size)

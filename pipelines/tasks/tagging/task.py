@@ -234,8 +234,10 @@ class TaggingTask(Task):
 
 def _word_rows(features):
     """The training sentences' word id rows (`encode`'s features: ragged ids or a dict)."""
+    from elman.core.embed import RaggedRows
+
     words = features["words"] if isinstance(features, dict) else features
-    return words.to_list()
+    return RaggedRows(words)
 
 
 def _validation_f1(vocab, sentences, features, lengths):
