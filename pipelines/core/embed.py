@@ -2,6 +2,7 @@
 read into a matrix, or word2vec vectors learned on the training texts themselves."""
 
 import dataclasses
+import time
 import zlib
 
 import numpy as np
@@ -249,10 +250,11 @@ def starting_vectors(embedding, vocabulary, id_rows, seed, log=print):
         return matrix, coverage
     if embedding.train_vectors == "none":
         return None, None
+    began = time.perf_counter()
     matrix, coverage = train_vectors(id_rows(), len(vocabulary), embedding.dim,
                                      embedding.train_vectors, embedding.vector_epochs,
                                      embedding.vector_window, seed,
                                      embedding.vector_max_tokens)
     log(f"word vectors learned on the training texts for {coverage.found:,} of "
-        f"{coverage.vocabulary:,} vocabulary entries")
+        f"{coverage.vocabulary:,} vocabulary entries in {time.perf_counter() - began:.0f} s")
     return matrix, coverage
