@@ -8,6 +8,7 @@ with the setting that reads it.
 """
 
 import codecs
+from pathlib import Path
 
 from elman.errors import UserError
 
@@ -16,8 +17,6 @@ def read_lines(path, encoding="utf-8", what="a file"):
     """The lines of a text file in `encoding`, without line endings (`\\r\\n` or `\\n`);
     the final newline ends the last line and starts none. A missing path or a folder is
     a UserError naming it (`what` says what was expected)."""
-    from pathlib import Path
-
     path = Path(path)
     if not path.exists():
         raise UserError("file not found", path=path)
