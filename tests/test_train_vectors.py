@@ -90,6 +90,14 @@ def test_the_vectors_depend_on_the_seed_only_not_on_the_process():
     ("sentiment", ["embedding.vector_window=0"], "at least 1"),
     ("sentiment", ["embedding.vector_max_tokens=0"], "at least 1"),
     ("tagging", ["embedding.vector_max_tokens=0"], "at least 1"),
+    ("sentiment", ["embedding.vector_centre=0"], "set embedding.train_vectors"),
+    ("tagging", ["embedding.vector_std=0.1"], "set embedding.train_vectors"),
+    ("sentiment", ["embedding.train_vectors=skipgram", "embedding.vector_centre=-2"],
+     "-1 (off)"),
+    ("tagging", ["embedding.train_vectors=skipgram", "embedding.dim=8",
+                 "embedding.vector_centre=8"], "below embedding.dim"),
+    ("sentiment", ["embedding.train_vectors=skipgram", "embedding.vector_std=-1"],
+     "at least 0"),
 ])
 def test_bad_settings_are_one_clear_error(tmp_path, capsys, task, sets, needle):
     assert needle in refused_settings(tmp_path, capsys, task, sets)
@@ -102,13 +110,36 @@ def _layer(model, name):
     raise AssertionError(f"no layer {name}")
 
 
-@pytest.mark.parametrize("task,layer,files", [
-    ("sentiment", "embedding", None),
-    ("tagging", "word_embedding", ROOT / "data" / "tagging" / "en" / "train.conll"),
+def test_recentring_removes_the_mean_and_the_leading_direction_then_rescales():
+    """Rows c + a_i e1 + b_i e2 (c = (5, 5, 5), a = ±4, b = ±1, both of mean 0): the mean is
+    c, the leading direction e1, so what is left is b_i e2; its elements (four ±1 among
+    twelve) have sd 1/sqrt(3), so sd 0.5 makes them ±sqrt(3)/2. Row 0 stays zero."""
+    a, b = [4, -4, 4, -4], [1, 1, -1, -1]
+    matrix = np.array([[0, 0, 0]] + [[5 + ai, 5 + bi, 5] for ai, bi in zip(a, b)], "float32")
+    half = np.sqrt(3) / 2
+    expected = np.array([[0, 0, 0], [0, half, 0], [0, half, 0], [0, -half, 0],
+                         [0, -half, 0]])
+    out = embed.recentre_vectors(matrix, components=1, std=0.5)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, expected, atol=1e-6)
+    centred = embed.recentre_vectors(matrix)  # the mean only, the scale kept
+    np.testing.assert_allclose(centred[1:], matrix[1:] - [5, 5, 5], atol=1e-6)
+    assert not centred[0].any()
+
+
+@pytest.mark.parametrize("task,layer,files,reshape", [
+    ("sentiment", "embedding", None, False),
+    ("tagging", "word_embedding", ROOT / "data" / "tagging" / "en" / "train.conll", False),
+    ("sentiment", "embedding", None, True),
 ])
-def test_the_run_starts_from_the_learned_vectors(tmp_path, monkeypatch, task, layer, files):
+def test_the_run_starts_from_the_learned_vectors(tmp_path, monkeypatch, capsys, task, layer,
+                                                 files, reshape):
     """A stand-in for word2vec records the id rows it is given and returns a known
-    matrix; with the embedding frozen, the saved model's embedding is that matrix."""
+    matrix; with the embedding frozen, the saved model's embedding is that matrix, or,
+    with `vector_centre = 0` and `vector_std = 0.5`, that matrix centred and rescaled:
+    row i (i/1000 + j/1000 in column j, i counted in dims) minus the mean row is the same
+    in every column, (i - mean i) * dim / 1000, so scaled to sd 0.5 it is 0.5 (i - mean i)
+    / sd(i), i running over 1..n, whose sd is sqrt((n^2 - 1) / 12)."""
     import keras
 
     import elman.models
@@ -129,6 +160,8 @@ def test_the_run_starts_from_the_learned_vectors(tmp_path, monkeypatch, task, la
             "--set", "embedding.vector_window=3", "--set", "embedding.trainable=false",
             "--set", "embedding.vector_max_tokens=12345",
             "--set", "train.epochs=1", "--set", "embedding.dim=8", "--set", "encoder.units=8"]
+    if reshape:
+        args += ["--set", "embedding.vector_centre=0", "--set", "embedding.vector_std=0.5"]
     assert cli.main(args) == 0
     assert seen["args"] == ("cbow", 4, 3, 1234, 12345)
     rows = seen["rows"]
@@ -142,7 +175,16 @@ def test_the_run_starts_from_the_learned_vectors(tmp_path, monkeypatch, task, la
     model = keras.saving.load_model(run / "model.keras", safe_mode=True)
     weights = keras.ops.convert_to_numpy(_layer(model, layer).embeddings)
     expected = np.arange(weights.size, dtype=np.float32).reshape(weights.shape) / 1e3
-    np.testing.assert_array_equal(weights, expected)
+    if not reshape:
+        np.testing.assert_array_equal(weights, expected)
+        return
+    n = weights.shape[0] - 1
+    i = np.arange(1, n + 1)
+    column = 0.5 * (i - (n + 1) / 2) / np.sqrt((n * n - 1) / 12)
+    assert not weights[0].any()
+    np.testing.assert_allclose(weights[1:], np.repeat(column[:, None], 8, axis=1), atol=1e-5)
+    assert "starting vectors centred: mean and 0 leading directions removed, scaled to sd " \
+        "0.5" in capsys.readouterr().out
 
 
 def test_a_token_budget_cuts_passes_then_texts():

@@ -83,6 +83,10 @@ class TaggingEmbeddingConfig:
     vector_window: int = 5  # train_vectors: context words on each side
     vector_max_tokens: int = 100_000_000  # train_vectors: at most this many words read in
     # all passes together (fewer passes, or a seeded share of the sentences, on a big corpus)
+    vector_centre: int = -1  # starting vectors (learned or pretrained): -1 as they are;
+    # N >= 0: their mean vector and N leading principal directions removed ("all but the top")
+    vector_std: float = 0.0  # starting vectors scaled to this element sd (0: as they are;
+    # Keras' random embedding has 0.029)
     adversarial: float = 0.0  # adversarial training: each step also trains on the sentences
     # with each word's joined vector (word, chars, bigrams, shape) moved up the loss
     # gradient by this fraction of the sentence's norm; 0: off
