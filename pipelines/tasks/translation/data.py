@@ -8,6 +8,7 @@ train, `too_long`, `empty_after_tokenizing`, `duplicates`, `over_max_train_pairs
 import json
 import random
 
+from elman.core.encodings import read_lines
 from elman.core.split import Split, carve, sha256
 from elman.errors import UserError
 from elman.tasks.translation import readers
@@ -54,7 +55,7 @@ def _parallel_paths(path, data):
 
 def _jsonl_is_positional(path, encoding="utf-8"):
     """True when the first row uses source/target keys (reverse swaps them)."""
-    for line in readers._read_lines(path, encoding):
+    for line in read_lines(path, encoding):
         if line.strip():
             try:
                 row = json.loads(line)
@@ -66,7 +67,7 @@ def _jsonl_is_positional(path, encoding="utf-8"):
 
 def _check_aligned(source_path, target_path, encoding="utf-8"):
     """Two aligned files must have as many lines; names the first line without a partner."""
-    counts = {p: len(readers._read_lines(p, encoding)) for p in (source_path, target_path)}
+    counts = {p: len(read_lines(p, encoding)) for p in (source_path, target_path)}
     if counts[source_path] != counts[target_path]:
         longer, shorter = sorted((source_path, target_path), key=lambda p: -counts[p])
         raise UserError(

@@ -26,11 +26,6 @@ _MAX_EXAMPLES = 10
 _SKIP_HINT = " (use --skip-bad-rows to skip and count such rows)"
 
 
-def _read_lines(path, encoding="utf-8"):
-    """Returns the lines of a text file in `encoding` (no line endings, BOM removed)."""
-    return read_lines(path, encoding)
-
-
 class _BadRows:
     """Raises on a bad row, or counts it when skipping."""
 
@@ -85,7 +80,7 @@ def read_tsv_pairs(path, reverse=False, skip_bad_rows=False, counts=None, encodi
     """
     bad = _BadRows(skip_bad_rows, counts)
     pairs = []
-    for number, line in enumerate(_read_lines(path, encoding), start=1):
+    for number, line in enumerate(read_lines(path, encoding), start=1):
         where = f"{path}:{number}"
         if not line.strip():
             bad("empty line; expected source<TAB>target", path, number)
@@ -121,8 +116,8 @@ def read_parallel_files(source_path, target_path, skip_bad_rows=False, counts=No
 
     >>> pairs = read_parallel_files("train.en", "train.zh")
     """
-    sources = _read_lines(source_path, encoding)
-    targets = _read_lines(target_path, encoding)
+    sources = read_lines(source_path, encoding)
+    targets = read_lines(target_path, encoding)
     if len(sources) != len(targets):
         raise UserError(
             f"{source_path} has {len(sources)} lines but {target_path} has "
@@ -195,7 +190,7 @@ def read_jsonl_pairs(path, source_lang=None, target_lang=None, skip_bad_rows=Fal
     """
     bad = _BadRows(skip_bad_rows, counts)
     pairs = []
-    for number, line in enumerate(_read_lines(path, encoding), start=1):
+    for number, line in enumerate(read_lines(path, encoding), start=1):
         where = f"{path}:{number}"
         if not line.strip():
             bad("empty line; expected a JSON object", path, number)
