@@ -81,10 +81,9 @@ class EmbeddingConfig:
     vector_window: int = 5  # train_vectors: context tokens on each side
     vector_max_tokens: int = 100_000_000  # train_vectors: at most this many tokens read in
     # all passes together (fewer passes, or a seeded share of the texts, on a big corpus)
-    vector_centre: int = -1  # starting vectors (learned or pretrained): -1 as they are;
-    # N >= 0: their mean vector and N leading principal directions removed ("all but the top")
-    vector_std: float = 0.0  # starting vectors scaled to this element sd (0: as they are;
-    # Keras' random embedding has 0.029)
+    vector_centre: int = -1  # starting vectors: N >= 0 removes their mean and N leading
+    # directions; -1: off
+    vector_std: float = 0.0  # starting vectors scaled to this element sd; 0: as they are
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,9 +193,6 @@ def _check_range(key, value, source):
         raise UserError(f"'{key}' must be a finite number; got {value}", path=source)
     if name in _AT_LEAST_ZERO and isinstance(value, (int, float)) and value < 0:
         raise UserError(f"'{key}' must be at least 0 (0: off); got {value:g}", path=source)
-    if name == "vector_centre" and not -1 <= value <= 1_000:
-        raise UserError(f"'{key}' must be -1 (off), 0 (the mean only) or a number of "
-                        f"leading directions to remove; got {value}", path=source)
     if key == "pretrain.epochs":  # 0 turns pretraining off
         if value < 0:
             raise UserError(f"'{key}' must be at least 0 (0: no pretraining); got {value}",

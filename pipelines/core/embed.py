@@ -268,6 +268,9 @@ def check_starting_vectors(embedding):
     if reshaped and not embedding.pretrained and embedding.train_vectors == "none":
         raise UserError("embedding.vector_centre and embedding.vector_std reshape starting "
                         "vectors; set embedding.train_vectors or embedding.pretrained too")
+    if embedding.vector_centre < -1:
+        raise UserError("embedding.vector_centre must be -1 (off), 0 (the mean only) or a "
+                        f"number of leading directions to remove; got {embedding.vector_centre}")
     if embedding.vector_centre >= embedding.dim:
         raise UserError(f"embedding.vector_centre removes that many of the {embedding.dim} "
                         f"directions the vectors have; it must be below embedding.dim, got "
