@@ -128,9 +128,10 @@ def test_recentring_removes_the_mean_and_the_leading_direction_then_rescales():
 
 
 @pytest.mark.parametrize("task,layer,files,reshape", [
-    ("sentiment", "embedding", None, False),
-    ("tagging", "word_embedding", ROOT / "data" / "tagging" / "en" / "train.conll", False),
-    ("sentiment", "embedding", None, True),
+    ("sentiment", "embedding", None, ""),
+    ("tagging", "word_embedding", ROOT / "data" / "tagging" / "en" / "train.conll", ""),
+    ("sentiment", "embedding", None, "centre"),
+    ("tagging", "word_embedding", None, "scale"),
 ])
 def test_the_run_starts_from_the_learned_vectors(tmp_path, monkeypatch, capsys, task, layer,
                                                  files, reshape):
@@ -139,7 +140,9 @@ def test_the_run_starts_from_the_learned_vectors(tmp_path, monkeypatch, capsys, 
     with `vector_centre = 0` and `vector_std = 0.5`, that matrix centred and rescaled:
     row i (i/1000 + j/1000 in column j, i counted in dims) minus the mean row is the same
     in every column, (i - mean i) * dim / 1000, so scaled to sd 0.5 it is 0.5 (i - mean i)
-    / sd(i), i running over 1..n, whose sd is sqrt((n^2 - 1) / 12)."""
+    / sd(i), i running over 1..n, whose sd is sqrt((n^2 - 1) / 12). With `vector_std = 0.5`
+    alone the rows are only rescaled: rows 1.. hold the m = size - dim consecutive values
+    dim/1000 .. (size - 1)/1000, whose sd is sqrt((m^2 - 1) / 12) / 1000."""
     import keras
 
     import elman.models
@@ -160,8 +163,10 @@ def test_the_run_starts_from_the_learned_vectors(tmp_path, monkeypatch, capsys, 
             "--set", "embedding.vector_window=3", "--set", "embedding.trainable=false",
             "--set", "embedding.vector_max_tokens=12345",
             "--set", "train.epochs=1", "--set", "embedding.dim=8", "--set", "encoder.units=8"]
+    if reshape == "centre":
+        args += ["--set", "embedding.vector_centre=0"]
     if reshape:
-        args += ["--set", "embedding.vector_centre=0", "--set", "embedding.vector_std=0.5"]
+        args += ["--set", "embedding.vector_std=0.5"]
     assert cli.main(args) == 0
     assert seen["args"] == ("cbow", 4, 3, 1234, 12345)
     rows = seen["rows"]
@@ -178,12 +183,20 @@ def test_the_run_starts_from_the_learned_vectors(tmp_path, monkeypatch, capsys, 
     if not reshape:
         np.testing.assert_array_equal(weights, expected)
         return
+    if reshape == "scale":
+        m = weights.size - weights.shape[1]
+        assert not weights[0].any()
+        np.testing.assert_allclose(weights[1:], expected[1:] * 0.5e3 / np.sqrt((m * m - 1) / 12),
+                                   rtol=1e-5)
+        log = capsys.readouterr().out
+        assert "starting vectors scaled to sd 0.5" in log and "centred" not in log
+        return
     n = weights.shape[0] - 1
     i = np.arange(1, n + 1)
     column = 0.5 * (i - (n + 1) / 2) / np.sqrt((n * n - 1) / 12)
     assert not weights[0].any()
     np.testing.assert_allclose(weights[1:], np.repeat(column[:, None], 8, axis=1), atol=1e-5)
-    assert "starting vectors centred: mean and 0 leading directions removed, scaled to sd " \
+    assert "starting vectors centred (mean and 0 leading directions removed), scaled to sd " \
         "0.5" in capsys.readouterr().out
 
 

@@ -235,7 +235,8 @@ def recentre_vectors(matrix, components=0, std=0.0):
 
     Args:
         matrix: float array [vocabulary_size, dim].
-        components: int, principal directions removed after the mean (0: the mean only).
+        components: int, principal directions removed after the mean (0: the mean only;
+            -1 removes nothing, so `std` only rescales).
         std: float, the element standard deviation after; 0 keeps the scale.
 
     Returns:
@@ -243,9 +244,11 @@ def recentre_vectors(matrix, components=0, std=0.0):
     """
     rows = np.asarray(matrix, dtype="float64")[1:]
     if rows.shape[0] < 2:
-        raise UserError("embedding.vector_centre needs at least two vectors to centre")
-    rows = rows - rows.mean(axis=0)
-    if components:
+        raise UserError("embedding.vector_centre and embedding.vector_std need at least two "
+                        "vectors to reshape")
+    if components >= 0:
+        rows = rows - rows.mean(axis=0)
+    if components > 0:
         _, _, directions = np.linalg.svd(rows, full_matrices=False)
         top = directions[:components]
         rows = rows - (rows @ top.T) @ top
@@ -293,14 +296,11 @@ def starting_vectors(embedding, vocabulary, id_rows, seed, log=print):
         log: callable for the one progress line.
     """
     matrix, coverage = _starting_matrix(embedding, vocabulary, id_rows, seed, log)
-    if matrix is not None and embedding.vector_centre >= 0:
-        matrix = recentre_vectors(matrix, embedding.vector_centre, embedding.vector_std)
-        log(f"starting vectors centred: mean and {embedding.vector_centre} leading "
-            f"directions removed" + (f", scaled to sd {embedding.vector_std:g}"
-                                     if embedding.vector_std else ""))
-    elif matrix is not None and embedding.vector_std:
-        matrix = matrix * np.float32(embedding.vector_std / max(matrix[1:].std(), 1e-12))
-        matrix[0] = 0.0
+    centre, std = embedding.vector_centre, embedding.vector_std
+    if matrix is not None and (centre >= 0 or std):
+        matrix = recentre_vectors(matrix, centre, std)
+        done = [f"centred (mean and {centre} leading directions removed)"] if centre >= 0 else []
+        log("starting vectors " + ", ".join(done + ([f"scaled to sd {std:g}"] if std else [])))
     return matrix, coverage
 
 
