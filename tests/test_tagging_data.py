@@ -208,7 +208,7 @@ def test_jsonl(tmp_path):
 
 def test_file_errors(tmp_path):
     error = _error(read_tagged_file, tmp_path / "missing.conll")
-    assert "File not found" in str(error) and error.path.endswith("missing.conll")
+    assert "file not found" in str(error) and error.path.endswith("missing.conll")
     path = tmp_path / "latin1.conll"
     path.write_bytes("caf\u00e9 O\n".encode("utf-8") + b"na\xefve O\n")
     error = _error(read_tagged_file, path)

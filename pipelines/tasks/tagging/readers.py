@@ -60,17 +60,11 @@ _CONLLU_FIELDS = {"upos": 3, "xpos": 4}
 
 def _read_lines(path, encoding="utf-8"):
     """(line number, text) for each line of a text file in `encoding` (UTF-8 by default,
-    a byte-order mark dropped), without line endings; bytes that are not `encoding` are
-    one error naming the file, the line and the encoding the file likely has."""
-    path = Path(path)
-    if not path.exists():
-        raise UserError("File not found.", path=path)
-    if not path.is_file():
-        raise UserError("Expected a file, found a directory or something else.", path=path)
-    from elman.core.encodings import decode
+    a byte-order mark dropped), without line endings; a missing file, or bytes that are
+    not `encoding`, are one error naming the file (and the line and the likely encoding)."""
+    from elman.core.encodings import read_lines
 
-    text = decode(path, path.read_bytes(), encoding).removeprefix("\ufeff")
-    return [(number, line.rstrip("\r")) for number, line in enumerate(text.split("\n"), 1)]
+    return list(enumerate(read_lines(path, encoding, "a tagged text file"), 1))
 
 
 def _space_token_hint(line, found, expected):
