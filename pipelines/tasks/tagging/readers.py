@@ -35,6 +35,7 @@ sentences[0]  # {'tokens': ['EU', 'rejects', ...], 'tags': ['B-ORG', 'O', ...],
 import re
 from pathlib import Path
 
+from elman.core.encodings import python_encoding, read_lines
 from elman.errors import UserError
 from elman.tasks.tagging import layouts
 from elman.tasks.tagging.layouts import _count  # the one counter of the readers' stats
@@ -62,8 +63,6 @@ def _read_lines(path, encoding="utf-8"):
     """(line number, text) for each line of a text file in `encoding` (UTF-8 by default,
     a byte-order mark dropped), without line endings; a missing file, or bytes that are
     not `encoding`, are one error naming the file (and the line and the likely encoding)."""
-    from elman.core.encodings import read_lines
-
     return list(enumerate(read_lines(path, encoding, "a tagged text file"), 1))
 
 
@@ -317,8 +316,6 @@ def sniff_format(path, lines=50, encoding="utf-8"):
     hold a token and a tag (at least two columns); None otherwise.
     """
     seen = []
-    from elman.core.encodings import python_encoding
-
     with open(path, encoding=python_encoding(encoding), errors="replace") as handle:
         for line in handle:
             if line.strip():
