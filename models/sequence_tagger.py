@@ -7,6 +7,7 @@ from elman.models.adversarial import AdversarialTraining, EmbeddingPerturbation
 from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
 from elman.models.crf import CRF
 from elman.models.encoders import RecurrentEncoder
+from elman.models.neighbour_words import NeighbourWordObjective, scale_for_replicas
 from elman.models.serialization import EmbeddingInitializerConfig
 from elman.models.word_dropout import WordDropout
 
@@ -21,14 +22,6 @@ def _word_ids(x):
     if isinstance(x, (list, tuple)):
         return x[0]
     return x
-
-
-def _scale_for_replicas(loss):
-    # Each replica returns its share of the global mean, as Keras losses do.
-    import tensorflow as tf
-
-    replicas = tf.distribute.get_strategy().num_replicas_in_sync
-    return loss / replicas if replicas > 1 else loss
 
 
 def _check_arguments(vocabulary_size, num_tags, embedding_dim, head, char_features,
@@ -133,6 +126,14 @@ class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Mode
             also trains on the sentences with each word's joined feature vector (word,
             chars, bigrams, shape) moved up the loss gradient by this fraction of the
             sentence's norm. 0 (the default) turns it off.
+        lm_weight: float, the weight of a language-model objective beside tagging
+            (`elman.models.neighbour_words`, Rei 2017): the encoder's forward states also
+            predict the next word and its backward states the previous one. Needs one
+            recurrent layer and no bigram input (both would show the predicted word).
+            0 (the default) turns it off.
+        lm_words: int, classes of that prediction: padding (the sentence's edge), OOV
+            and the word ids below it (the most frequent words). Default 2000.
+        lm_hidden: int, tanh units before each direction's softmax. Default 50.
 
     Example:
 
@@ -151,9 +152,17 @@ class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Mode
                  char_units=25, tag_names=None, constraint=None,
                  embeddings_initializer="uniform", embedding_trainable=True, word_dropout=0.0,
                  recurrent_dropout=0.0, bigram_vocabulary_size=None, bigram_embedding_dim=50,
-                 shape_vocabulary_size=None, shape_embedding_dim=5, adversarial=0.0, **kwargs):
+                 shape_vocabulary_size=None, shape_embedding_dim=5, adversarial=0.0,
+                 lm_weight=0.0, lm_words=2000, lm_hidden=50, **kwargs):
         if not adversarial >= 0.0:
             raise ValueError(f"Expected adversarial >= 0. Received: adversarial={adversarial!r}")
+        if not lm_weight >= 0.0:
+            raise ValueError(f"Expected lm_weight >= 0. Received: lm_weight={lm_weight!r}")
+        if lm_weight and (num_layers != 1 or bigram_vocabulary_size is not None):
+            raise ValueError("Expected num_layers=1 and no bigram input with lm_weight > 0 "
+                             "(both show the predicted word). Received: "
+                             f"num_layers={num_layers!r}, "
+                             f"bigram_vocabulary_size={bigram_vocabulary_size!r}")
         _check_arguments(vocabulary_size, num_tags, embedding_dim, head, char_features,
                          char_vocabulary_size, constraint, dropout, word_dropout,
                          sizes=(("bigram_embedding_dim", bigram_embedding_dim),
@@ -208,6 +217,10 @@ class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Mode
         if dropout:
             x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
         x = encoder(x)
+        if lm_weight:  # the states, unchanged; while training, a loss on the neighbour words
+            x = NeighbourWordObjective(max(3, min(lm_words, vocabulary_size)), units,
+                                       bidirectional=bidirectional, weight=lm_weight,
+                                       hidden=lm_hidden, name="neighbour_words")([x, words])
         potentials = keras.layers.Dense(num_tags, dtype="float32", name="potentials")(x)
         super().__init__(inputs=inputs, outputs=potentials, **kwargs)
         self.crf = crf
@@ -238,6 +251,9 @@ class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Mode
         self.shape_vocabulary_size = shape_vocabulary_size
         self.shape_embedding_dim = shape_embedding_dim
         self.adversarial = float(adversarial)
+        self.lm_weight = float(lm_weight)
+        self.lm_words = lm_words
+        self.lm_hidden = lm_hidden
 
     def decode(self, potentials, mask):
         """Tag ids [batch, length] (int32, 0 at padding) from potentials and mask.
@@ -278,7 +294,7 @@ class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Mode
             per_token = keras.losses.sparse_categorical_crossentropy(
                 tags, keras.ops.cast(y_pred, "float32"), from_logits=True)
             loss = keras.ops.sum(per_token * self._token_weights(mask, sample_weight)) / tokens
-        loss = _scale_for_replicas(loss)
+        loss = scale_for_replicas(loss)
         for extra in self.losses:
             loss = loss + keras.ops.sum(keras.ops.cast(extra, "float32"))
         return loss
@@ -338,5 +354,6 @@ class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Mode
             "bigram_embedding_dim": self.bigram_embedding_dim,
             "shape_vocabulary_size": self.shape_vocabulary_size,
             "shape_embedding_dim": self.shape_embedding_dim,
-            "adversarial": self.adversarial,
+            "adversarial": self.adversarial, "lm_weight": self.lm_weight,
+            "lm_words": self.lm_words, "lm_hidden": self.lm_hidden,
         }

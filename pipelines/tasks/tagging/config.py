@@ -102,6 +102,13 @@ class TaggingHeadConfig:
     tags: str = "BIO"  # entity tags the model learns and predicts: BIO, or BIOES (an
     # entity's last token E-, a one-token entity S-). Files are read and written in their
     # own scheme either way; predictions are read back to BIO by prefix (E- → I-, S- → B-)
+    lm_weight: float = 0.0  # a language-model objective beside tagging (Rei 2017): the
+    # forward states also predict the next word, the backward ones the previous word, and
+    # this weight times that loss joins the tagging loss while training; 0: off. Needs
+    # encoder.num_layers = 1 and features.bigrams = false (both show the predicted word)
+    lm_words: int = 2000  # classes of that prediction: the most frequent words, OOV for
+    # the rest, and the sentence's edge
+    lm_hidden: int = 50  # tanh units before each direction's softmax
 
 
 @dataclasses.dataclass(frozen=True)

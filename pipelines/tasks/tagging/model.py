@@ -157,7 +157,8 @@ def build_model(cfg, vocab):
         bigram_embedding_dim=features.bigram_dim,
         shape_vocabulary_size=len(SHAPES) if features.shape else None,
         shape_embedding_dim=features.shape_dim, adversarial=cfg.embedding.adversarial,
-        name="sequence_tagger")
+        lm_weight=cfg.head.lm_weight, lm_words=cfg.head.lm_words,
+        lm_hidden=cfg.head.lm_hidden, name="sequence_tagger")
     model.compile(
         optimizer=adam(cfg.train),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
@@ -183,4 +184,7 @@ def describe_model(cfg, params=None):
             f"{' over BIOES tags' if cfg.head.tags == 'BIOES' else ''}")
     if cfg.embedding.adversarial:
         text += f", adversarial training ε {cfg.embedding.adversarial:g}"
+    if cfg.head.lm_weight:
+        text += (f", neighbour-word objective {cfg.head.lm_weight:g} over "
+                 f"{cfg.head.lm_words:,} classes")
     return text + (f", {params:,} parameters" if params is not None else "")
