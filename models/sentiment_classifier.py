@@ -6,6 +6,7 @@ from elman.models.adversarial import AdversarialTraining, EmbeddingPerturbation
 from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
 from elman.models.encoders import RecurrentEncoder
 from elman.models.masked_pooling import MODES as POOLING_MODES, MaskedPooling
+from elman.models.neighbour_words import NeighbourWordObjective
 from elman.models.serialization import EmbeddingInitializerConfig
 from elman.models.token_bigrams import TokenBigrams
 from elman.models.word_dropout import WordDropout
@@ -64,6 +65,14 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         rdrop: float, R-Drop (elman.models.adversarial): each step runs the batch twice
             with two dropout draws and adds this weight times the symmetric KL divergence
             of the two predictions to the mean of their losses. 0 turns it off. Default 0.0.
+        lm_weight: float, the weight of a language-model objective beside the classifier
+            (`elman.models.neighbour_words`, Rei 2017): the encoder's forward states also
+            predict the next token and its backward states the previous one. Needs a
+            pooling other than "last", one recurrent layer and no bigram pairs. 0 (the
+            default) turns it off.
+        lm_words: int, classes of that prediction (padding as the text's edge, OOV, and
+            the token ids below it). Default 2000.
+        lm_hidden: int, tanh units before each direction's softmax. Default 50.
 
     Example:
     >>> model = SentimentClassifier(vocabulary_size=100, num_classes=2, units=8)
@@ -78,7 +87,8 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                  unk_dropout=0.0, char_features="none", char_vocabulary_size=0,
                  char_embedding_dim=25, char_units=50, char_kernel_size=3,
                  recurrent_dropout=0.0, adversarial=0.0, bigram_pairs=None, bigram_dim=50,
-                 virtual_adversarial=0.0, attention_units=64, rdrop=0.0, **kwargs):
+                 virtual_adversarial=0.0, attention_units=64, rdrop=0.0, lm_weight=0.0,
+                 lm_words=2000, lm_hidden=50, **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
         if pooling not in ("last", *POOLING_MODES):
@@ -94,6 +104,12 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                              f"Received: virtual_adversarial={virtual_adversarial!r}")
         if not rdrop >= 0.0:
             raise ValueError(f"Expected rdrop >= 0. Received: rdrop={rdrop!r}")
+        if not lm_weight >= 0.0:
+            raise ValueError(f"Expected lm_weight >= 0. Received: lm_weight={lm_weight!r}")
+        if lm_weight and (pooling == "last" or num_layers != 1 or bigram_pairs is not None):
+            raise ValueError("Expected a pooling other than 'last', num_layers=1 and no "
+                             "bigram_pairs with lm_weight > 0. Received: "
+                             f"pooling={pooling!r}, num_layers={num_layers!r}")
         if char_features != "none" and char_vocabulary_size < 3:
             raise ValueError("Expected char_vocabulary_size >= 3 with char features. "
                              f"Received: char_vocabulary_size={char_vocabulary_size!r}")
@@ -127,6 +143,10 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                                    recurrent_dropout=recurrent_dropout,
                                    name="encoder")
         x = encoder(x)
+        if lm_weight:  # the states, unchanged; while training, a loss on the neighbour tokens
+            x = NeighbourWordObjective(max(3, min(lm_words, vocabulary_size)), units,
+                                       bidirectional=bidirectional, weight=lm_weight,
+                                       hidden=lm_hidden, name="neighbour_words")([x, ids])
         if pooling != "last":
             x = MaskedPooling(pooling, attention_units=attention_units, name="pooling")(x)
         if hidden:
@@ -165,6 +185,9 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         self.rdrop = float(rdrop)
         self.bigram_pairs = None if bigram_pairs is None else [int(c) for c in bigram_pairs]
         self.bigram_dim = bigram_dim
+        self.lm_weight = float(lm_weight)
+        self.lm_words = lm_words
+        self.lm_hidden = lm_hidden
 
     def get_config(self):
         return {
@@ -189,5 +212,6 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             "virtual_adversarial": self.virtual_adversarial,
             "rdrop": self.rdrop,
             "bigram_pairs": self.bigram_pairs,
-            "bigram_dim": self.bigram_dim,
+            "bigram_dim": self.bigram_dim, "lm_weight": self.lm_weight,
+            "lm_words": self.lm_words, "lm_hidden": self.lm_hidden,
         }

@@ -151,6 +151,59 @@ def test_a_run_with_the_objective_saves_a_model_that_loads_in_safe_mode(tmp_path
     assert (layer.weight, layer.vocabulary_size) == (0.2, 50)
     metrics = json.loads((tmp_path / "rep" / "tagging" / "run" / "metrics.json")
                          .read_text(encoding="utf-8"))
-    assert "neighbour-word objective 0.2 over 50 classes" in metrics["model"]
+    assert "neighbour-word objective 0.2 (at most 50 classes)" in metrics["model"]
     tagged = elman.load(run).predict(["Mary visited Paris"])
     assert len(tagged[0]["tags"]) == 3
+
+
+def test_the_classifiers_training_loss_is_its_loss_plus_the_weighted_objective():
+    import keras
+
+    from elman.models.sentiment_classifier import SentimentClassifier
+
+    keras.utils.set_random_seed(7)
+    model = SentimentClassifier(10, 2, embedding_dim=6, units=5, dropout=0.0, pooling="max",
+                                hidden=0, head_dropout=0.0, lm_weight=0.4, lm_words=7,
+                                lm_hidden=3)
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    labels = np.array([1, 0, 1], np.int32)
+    plain = float(model.compute_loss(WORDS, labels, model(WORDS, training=False)))
+    trained = float(model.compute_loss(WORDS, labels, model(WORDS, training=True)))
+    states = keras.Model(model.inputs, model.get_layer("encoder").output)(WORDS)
+    objective = numpy_objective(model.get_layer("neighbour_words"), np.asarray(states), WORDS)
+    assert trained == pytest.approx(plain + 0.4 * objective, rel=1e-5)
+    with pytest.raises(ValueError, match="pooling other than 'last'"):
+        SentimentClassifier(10, 2, pooling="last", lm_weight=0.1)
+    with pytest.raises(ValueError, match="pooling other than 'last'"):
+        SentimentClassifier(10, 2, pooling="max", num_layers=2, lm_weight=0.1)
+
+
+@pytest.mark.parametrize("items, needle", [
+    (["head.pooling=last", "head.lm_weight=0.1"], "head.lm_weight needs a state per word"),
+    (["head.pooling=max", "head.lm_weight=0.1", "features.bigrams=true"],
+     "head.lm_weight needs features.bigrams = false"),
+    (["head.pooling=max", "head.lm_weight=-1"], "head.lm_weight must be at least 0"),
+])
+def test_bad_sentiment_objective_settings_are_refused(items, needle):
+    from elman.tasks.sentiment.task import SentimentTask
+
+    with pytest.raises(UserError, match=re.escape(needle)):
+        SentimentTask().check(config_lib.load_config("sentiment", overrides=items))
+
+
+def test_a_sentiment_run_with_the_objective_reports_it_and_loads_in_safe_mode(tmp_path):
+    import keras
+
+    data = ROOT / "data" / "sentiment" / "en"
+    args = ["train", "sentiment", "--data", data / "train.csv", "--validation",
+            data / "validation.csv", "--out", tmp_path / "run", "--reports", tmp_path / "rep",
+            "--set", "train.epochs=1", "--set", "encoder.units=8", "--set", "embedding.dim=8",
+            "--set", "head.pooling=max", "--set", "head.lm_weight=0.2"]
+    assert cli.main([str(a) for a in args]) == 0
+    report = (tmp_path / "rep" / "sentiment" / "run" / "report.md").read_text(encoding="utf-8")
+    assert "neighbour-word objective 0.2 (at most 2,000 classes)" in report
+    model = keras.saving.load_model(tmp_path / "run" / "model.keras", safe_mode=True)
+    classifier = model.get_layer("sentiment_classifier")
+    layer = classifier.get_layer("neighbour_words")
+    assert layer.weight == 0.2
+    assert layer.vocabulary_size == min(2000, classifier.vocabulary_size)

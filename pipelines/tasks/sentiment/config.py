@@ -23,6 +23,13 @@ class SentimentHeadConfig:
     rdrop: float = 0.0  # α of R-Drop (Liang et al. 2021): each batch runs twice with two
     # dropout draws, and α times the symmetric KL of the two predictions joins the mean
     # of their losses (one more forward and backward pass a step); 0: off
+    lm_weight: float = 0.0  # a language-model objective beside the classifier (Rei 2017):
+    # the forward states also predict the next token, the backward ones the previous
+    # token, and this weight times that loss joins the loss while training; 0: off. Needs
+    # a pooling other than "last", encoder.num_layers = 1 and features.bigrams = false
+    lm_words: int = 2000  # classes of that prediction: the most frequent tokens, OOV for
+    # the rest, and the text's edge
+    lm_hidden: int = 50  # tanh units before each direction's softmax
 
 
 @dataclasses.dataclass(frozen=True)

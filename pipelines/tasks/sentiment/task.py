@@ -13,6 +13,7 @@ from elman.config import check_adversarial_strategy
 from elman.core import data as data_stage
 from elman.core import report as rep
 from elman.core.embed import check_starting_vectors
+from elman.core.objectives import check_lm_objective
 from elman.core.html import write_text_atomic
 from elman.core.run import learning_curves_section, train_metrics, training_line
 from elman.errors import UserError
@@ -130,6 +131,7 @@ class SentimentTask(Task):
                             "or features.bigrams = false")
         check_adversarial_strategy(cfg)
         check_starting_vectors(cfg.embedding)
+        check_lm_objective(cfg, pooled_states=cfg.head.pooling != "last")
 
     def load_data(self, cfg):
         splits = load_data(cfg)

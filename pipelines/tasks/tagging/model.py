@@ -185,6 +185,6 @@ def describe_model(cfg, params=None):
     if cfg.embedding.adversarial:
         text += f", adversarial training ε {cfg.embedding.adversarial:g}"
     if cfg.head.lm_weight:
-        text += (f", neighbour-word objective {cfg.head.lm_weight:g} over "
-                 f"{cfg.head.lm_words:,} classes")
+        text += (f", neighbour-word objective {cfg.head.lm_weight:g} (at most "
+                 f"{cfg.head.lm_words:,} classes)")
     return text + (f", {params:,} parameters" if params is not None else "")

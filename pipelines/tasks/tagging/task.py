@@ -22,6 +22,7 @@ import dataclasses
 
 from elman.config import check_adversarial_strategy
 from elman.core.embed import check_starting_vectors
+from elman.core.objectives import check_lm_objective
 from elman.core.run import train_metrics
 from elman.errors import UserError
 from elman.tasks.base import Fitted, ReportParts, Task
@@ -83,7 +84,7 @@ class TaggingTask(Task):
             raise UserError(f"head.constraint = \"{cfg.head.constraint}\" does not fit the "
                             f"model's tags (head.tags = \"{cfg.head.tags}\"): use "
                             "head.constraint = \"auto\"")
-        _check_lm_objective(cfg)
+        check_lm_objective(cfg)
         check_adversarial_strategy(cfg)
 
     def load_data(self, cfg):
@@ -231,25 +232,6 @@ class TaggingTask(Task):
         from elman.tasks.tagging.bench import benchmark
 
         return benchmark(quick=quick, log=log)
-
-
-def _check_lm_objective(cfg):
-    head = cfg.head
-    if head.lm_weight < 0:
-        raise UserError(f"head.lm_weight must be at least 0; got {head.lm_weight}")
-    if not head.lm_weight:
-        return
-    if cfg.encoder.num_layers != 1:
-        raise UserError("head.lm_weight needs encoder.num_layers = 1: above the first "
-                        "bidirectional layer each direction has read the whole sentence, "
-                        f"the word it would predict too (got {cfg.encoder.num_layers})")
-    if cfg.features.bigrams:
-        raise UserError("head.lm_weight needs features.bigrams = false: a token's bigrams "
-                        "show its neighbours, the words the objective predicts")
-    for key, value, low in (("head.lm_words", head.lm_words, 3),
-                            ("head.lm_hidden", head.lm_hidden, 1)):
-        if not low <= value <= 1_000_000:
-            raise UserError(f"{key} must be between {low} and 1,000,000; got {value:,}")
 
 
 def _word_rows(features):
