@@ -76,6 +76,12 @@ def cmd_evaluate(args):
     log = (lambda line: print(line, file=sys.stderr)) if args.json else print  # --json: JSON alone
     result = api.evaluate(args.run, data=args.data, text_column=args.text_column,
                           label_column=args.label_column, log=log)
+    interval = result.extra.get("interval")
+    if interval:  # how much of the score is down to the sample (elman.core.intervals)
+        digits = 4 if abs(interval["score"]) <= 1 else 2
+        log(f"{interval['metric']}: {interval['level']:.0%} bootstrap interval "
+            f"{interval['low']:.{digits}f}-{interval['high']:.{digits}f} over the "
+            f"{interval['units']:,} {interval['unit']} ({interval['resamples']:,} resamples)")
     if args.json:
         print(json.dumps(result.scores, indent=1, sort_keys=True))
     return 0

@@ -101,6 +101,14 @@ def test_ner_en_reads_conll_2003_files_with_four_types(tmp_path):
         for kind in ("PER", "ORG", "LOC", "MISC"):
             expected = sum(1 for s in sentences for _, t in s if t == "B-" + kind)
             assert read["entities"][kind] == expected, (split, kind)
+    # the main score's bootstrap interval: over the dev sentences, around the F1 reported
+    interval = metrics["interval"]
+    assert (interval["metric"], interval["unit"]) == ("entity F1", "sentences")
+    assert interval["units"] == len(dev)
+    assert interval["score"] == pytest.approx(metrics["scores"]["f1"])
+    assert interval["low"] <= interval["high"]
+    report = next(reports.rglob("report.md")).read_text(encoding="utf-8")
+    assert f"drawing the {len(dev)} validation sentences again" in report
     # the preset's BIOES head over four types, read back as the files' BIO
     assert metrics["scheme"] == "BIO"
     assert len(metrics["tags"]) == 1 + 4 * 4
@@ -317,6 +325,9 @@ def test_sentiment_presets_train_on_their_kind_of_files(tmp_path, preset, langua
     assert all(metrics["data"][n]["columns_found"] == found for n in ("train", "validation"))
     report = next(reports.rglob("report.md")).read_text(encoding="utf-8")
     assert ("its text was read from `review`" in report) == (language == "zh")
+    assert metrics["interval"]["units"] == len(rows)  # the accuracy's bootstrap interval
+    assert metrics["interval"]["score"] == pytest.approx(metrics["scores"]["accuracy"])
+    assert f"drawing the {len(rows)} validation texts again" in report
     if language == "en":  # the class folders read, the unlabelled and loose files counted
         positives = sum(1 for _, label in rows if label == "positive")
         assert metrics["data"]["train"]["folders"] == {

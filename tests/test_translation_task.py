@@ -93,6 +93,12 @@ def test_train_writes_report_and_metrics_match_sacrebleu(trained):
     assert scores["chrf"] == pytest.approx(sacrebleu.corpus_chrf(hyps, [gold]).score, abs=1e-9)
     # Chinese targets without spaces: token equality is string equality here.
     assert scores["exact_match"] == sum(h == g for h, g in zip(hyps, gold)) / len(gold)
+    # BLEU's bootstrap interval over the test pairs, with the zh tokenizer the score has
+    interval = metrics["interval"]
+    assert (interval["metric"], interval["units"]) == ("BLEU", len(gold))
+    assert interval["score"] == pytest.approx(scores["bleu"], abs=1e-9)
+    assert interval["low"] <= interval["high"]
+    assert f"drawing the {len(gold)} test sentence pairs again" in md
 
 
 def test_report_traces_the_worst_translations(trained):

@@ -4,6 +4,8 @@ import dataclasses
 
 import numpy as np
 
+from elman.core import intervals
+
 
 @dataclasses.dataclass
 class EvalResult:
@@ -41,7 +43,8 @@ def classification_result(task, split, texts, gold, probs, labels, wheres=None):
 
     Returns:
         EvalResult with accuracy, macro-F1, per-class precision/recall/F1 (and ROC-AUC
-        for two classes), the confusion matrix in `extra`, and per-example predictions.
+        for two classes), the confusion matrix and the accuracy's bootstrap interval over
+        the texts (`elman.core.intervals`) in `extra`, and per-example predictions.
     """
     from sklearn import metrics
 
@@ -58,7 +61,10 @@ def classification_result(task, split, texts, gold, probs, labels, wheres=None):
                                            zero_division=0)),
         "examples": int(len(y_true)),
     }
+    units = np.stack([y_pred == y_true, np.ones(len(y_true), dtype=bool)], axis=1)
+    interval = intervals.resampled_interval(units, intervals.accuracy_of)
     extra = {"labels": list(labels),
+             "interval": intervals.described(interval, "accuracy", "texts"),
              "confusion": metrics.confusion_matrix(y_true, y_pred, labels=columns).tolist()}
     if len(labels) == 2 and len(set(y_true.tolist())) == 2:
         scores["roc_auc"] = float(metrics.roc_auc_score(y_true, probs[:, 1]))

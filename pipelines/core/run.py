@@ -9,6 +9,7 @@ import datetime
 from pathlib import Path
 
 from elman import config as config_lib
+from elman.core.intervals import interval_line
 from elman.core.split import sha256
 from elman.errors import UserError
 from elman.tasks.base import RunContext
@@ -91,7 +92,9 @@ def _write_report(task, ctx, parts, diagnose):
     device["batching"] = ", ".join(f"{k} {v}" for k, v in _batching(cfg.train).items())
     repro_md, repro = rep.reproducibility(config_lib.dumps_toml(cfg), data_files,
                                           cfg.train.seed, device)
-    body = "\n\n".join(parts.summary + parts.sections)
+    interval = main.extra.get("interval")  # the main score's bootstrap interval, if any
+    body = "\n\n".join(parts.summary + ([interval_line(interval, main.split)] if interval
+                                          else []) + parts.sections)
     if diagnose:
         body += "\n\n" + _diagnostics(cfg, ctx.report_dir)
     body += "\n\n" + repro_md
@@ -99,6 +102,8 @@ def _write_report(task, ctx, parts, diagnose):
     metrics = {"task": task.name, "run_id": ctx.run_dir.name, "run_dir": str(ctx.run_dir),
                "finished": finished, "split": main.split, "main_metric": main.main_metric,
                "scores": main.scores, "reproducibility": repro, **parts.metrics}
+    if interval:
+        metrics["interval"] = interval
     examples = main.examples if parts.examples is None else parts.examples
     rep.write_report(ctx.report_dir, f"{task.title} report — {ctx.run_dir.name}", body,
                      metrics, examples, index=False)

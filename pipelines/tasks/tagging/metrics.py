@@ -183,6 +183,19 @@ def evaluate_tagging(gold, predicted):
     )
 
 
+def sentence_counts(gold, predicted):
+    """Per sentence, [correct entities, predicted entities, gold entities]: the rows whose
+    sums give `evaluate_tagging`'s entity totals (a shorter predicted sentence is padded
+    with `O`, as there), for resampling the sentences (`elman.core.intervals.f1_of`)."""
+    _check_lengths(gold, predicted)
+    rows = []
+    for gold_tags, predicted_tags in zip(gold, predicted):
+        padded = list(predicted_tags) + ["O"] * (len(gold_tags) - len(predicted_tags))
+        gold_spans, predicted_spans = set(bio_spans(list(gold_tags))), set(bio_spans(padded))
+        rows.append([len(gold_spans & predicted_spans), len(predicted_spans), len(gold_spans)])
+    return rows
+
+
 def _entity(span, tokens):
     type_, start, end = span
     entity = {"type": type_, "start": start, "end": end}

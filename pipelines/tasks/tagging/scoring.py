@@ -65,8 +65,9 @@ def score_split(split_name, sentences, predicted_bio, scheme):
         predicted_bio: list of lists of str, predicted tags (BIO for entity tags).
         scheme: str, the input scheme (one of `schemes.SCHEMES`) or "none".
     """
+    from elman.core import intervals
     from elman.core.evaluate import EvalResult
-    from elman.tasks.tagging.metrics import entity_errors, evaluate_tagging
+    from elman.tasks.tagging.metrics import entity_errors, evaluate_tagging, sentence_counts
 
     tokens = [s["tokens"] for s in sentences]
     gold = [to_output(s["tags"], scheme) for s in sentences]
@@ -75,6 +76,10 @@ def score_split(split_name, sentences, predicted_bio, scheme):
     if scheme == "none":
         scores, per_class, confusion = _free_scores(gold, predicted)
         main = "token_accuracy"
+        units = [[sum(a == b for a, b in zip(g, p)), len(g)] for g, p in zip(gold, predicted)]
+        extra["interval"] = intervals.described(
+            intervals.resampled_interval(units, intervals.accuracy_of), "token accuracy",
+            "sentences")
     else:
         if scheme == "IO":  # bare types: scored as IOB1, whose spans are the same
             from elman.tasks.tagging.schemes import io_to_iob1
@@ -99,6 +104,8 @@ def score_split(split_name, sentences, predicted_bio, scheme):
                              "recall": str(result.recall),
                              "token_accuracy": str(result.token_accuracy)}
         main = "f1"
+        extra["interval"] = intervals.described(intervals.resampled_interval(
+            sentence_counts(gold, predicted), intervals.f1_of), "entity F1", "sentences")
     labels = _tag_order({t for tags in gold + predicted for t in tags})
     index = {t: i for i, t in enumerate(labels)}
     matrix = [[0] * len(labels) for _ in labels]

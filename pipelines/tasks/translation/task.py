@@ -185,11 +185,17 @@ class TranslationTask(Task):
         saved = replace_folder(ctx.run_dir / "saved_model", ctx.fitted.extra["translator"].export)
         ctx.log(f"exported {ctx.run_dir / 'model.keras'} and {saved}")
 
-    def _result(self, split_name, scores, rows, buckets, signature):
+    def _result(self, split_name, scores, rows, buckets, signature, cfg):
         from elman.core.evaluate import EvalResult
+        from elman.tasks.translation.scoring import bleu_interval, bleu_tokenizer, lowercase
 
+        references = [r["reference"] for r in rows]
+        interval = bleu_interval([r["hypothesis"] for r in rows], references,
+                                 bleu_tokenizer(cfg.eval, cfg.data.target_lang, references),
+                                 lowercase(cfg))
         return EvalResult(self.name, split_name, "bleu", scores, per_class=buckets,
-                          examples=rows, extra={"sacrebleu_signature": signature})
+                          examples=rows, extra={"sacrebleu_signature": signature,
+                                                "interval": interval})
 
     def score(self, ctx):
         cfg, translator = ctx.cfg, ctx.fitted.extra["translator"]
@@ -200,7 +206,7 @@ class TranslationTask(Task):
             scores, rows, buckets, signature, _ = evaluate_split(
                 translator, ctx.splits[name], ctx.state.encoded[name][0], cfg,
                 beam_width=cfg.decoding.beam_width)
-            results[name] = self._result(name, scores, rows, buckets, signature)
+            results[name] = self._result(name, scores, rows, buckets, signature, cfg)
             ctx.log(f"{name}: BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f}  exact "
                     f"match {scores['exact_match']:.4f}  length ratio "
                     f"{scores['length_ratio']:.3f}")
@@ -284,7 +290,7 @@ class TranslationTask(Task):
             translator, split, source_ids, cfg, beam_width=cfg.decoding.beam_width)
         log(f"{path}: BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f}  exact match "
             f"{scores['exact_match']:.4f}  ({scores['pairs']} pairs)")
-        return self._result("evaluation", scores, rows, buckets, signature)
+        return self._result("evaluation", scores, rows, buckets, signature, cfg)
 
     def benchmark(self, quick=False, log=print):
         """Compiled batched greedy vs eager batched loop vs per-sentence `model.predict` loop.
