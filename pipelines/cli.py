@@ -87,6 +87,15 @@ def cmd_evaluate(args):
     return 0
 
 
+def cmd_compare(args):
+    from elman.core.compare import compare_reports, comparison_lines
+
+    result = compare_reports(args.report_a, args.report_b)
+    print(json.dumps(result, indent=1, sort_keys=True) if args.json
+          else "\n".join(comparison_lines(result)))
+    return 0
+
+
 def cmd_predict(args):
     from elman import api
 
@@ -250,6 +259,15 @@ def _add_evaluate(sub):
     p.set_defaults(func=cmd_evaluate)
 
 
+def _add_compare(sub):
+    p = sub.add_parser("compare", help="two runs' reports on the same split: a paired "
+                       "bootstrap of the difference in their main score")
+    p.add_argument("report_a")
+    p.add_argument("report_b")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.set_defaults(func=cmd_compare)
+
+
 def _add_predict(sub):
     p = sub.add_parser("predict", help="run a saved model on raw text (args or stdin)")
     p.add_argument("run")
@@ -359,6 +377,7 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", required=True)
     _add_train(sub)
     _add_evaluate(sub)
+    _add_compare(sub)
     _add_predict(sub)
     _add_translate(sub)
     _add_generate(sub)

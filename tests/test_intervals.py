@@ -104,7 +104,8 @@ def test_bleu_interval_equals_sacrebleu_on_each_resampled_set():
     hypotheses = [" ".join(w if rnd.random() < 0.6 else rnd.choice(words)
                            for w in r.split()[:rnd.randint(2, len(r.split()))])
                   for r in references]
-    got = bleu_interval(hypotheses, references, "13a", False, resamples=60)
+    got, units = bleu_interval(hypotheses, references, "13a", False, resamples=60)
+    assert len(units) == len(references)
     bleu = BLEU(tokenize="13a", force=True)
     scores = [bleu.corpus_score([hypotheses[i] for i in rows],
                                 [[references[i] for i in rows]]).score
@@ -127,3 +128,100 @@ def test_interval_line_reads_the_interval():
                                     "metric": "BLEU"}, "test")
     assert "**30.25** and **32.75**" in bleu
     assert intervals.interval_line(None, "validation") == ""
+
+
+def test_paired_difference_equals_rescoring_both_runs_on_each_resample():
+    gold, run_a = _random_corpus(7)
+    _, run_b = _random_corpus(8)
+    run_b = [p[:len(g)] + ["O"] * (len(g) - len(p)) if len(p) < len(g) else p[:len(g)]
+             for g, p in zip(gold, run_b)]
+    got = intervals.paired_difference(sentence_counts(gold, run_a),
+                                      sentence_counts(gold, run_b), "f1", resamples=90, seed=1)
+    differences = []
+    for rows in _same_draws(len(gold), 90, seed=1):  # the oracle: both corpora rescored whole
+        g = [gold[i] for i in rows]
+        differences.append(float(evaluate_tagging(g, [run_b[i] for i in rows]).f1)
+                           - float(evaluate_tagging(g, [run_a[i] for i in rows]).f1))
+    low, high = np.quantile(differences, [0.025, 0.975])
+    assert got["low"] == pytest.approx(low, abs=1e-12)
+    assert got["high"] == pytest.approx(high, abs=1e-12)
+    assert got["b_better"] == pytest.approx(np.mean(np.array(differences) > 0))
+    assert got["difference"] == pytest.approx(float(evaluate_tagging(gold, run_b).f1)
+                                              - float(evaluate_tagging(gold, run_a).f1))
+
+
+def test_paired_difference_of_a_run_with_itself_is_zero_and_shapes_must_match():
+    units = [[1, 1]] * 20 + [[0, 1]] * 5
+    same = intervals.paired_difference(units, units, "accuracy")
+    assert same["low"] == same["high"] == same["difference"] == 0.0
+    assert same["ties"] == 1.0 and same["b_better"] == 0.0
+    with pytest.raises(ValueError, match="one shape"):
+        intervals.paired_difference(units, units[:-1], "accuracy")
+
+
+def _report(folder, correct, split_sha="abc", statistic="accuracy"):
+    """A report folder as a run writes it, for `elman compare`: metrics.json and the
+    per-text counts (1 = right) of a split of len(correct) texts."""
+    import json
+
+    folder.mkdir(parents=True)
+    units = [[c, 1] for c in correct]
+    intervals.write_units(folder / intervals.UNITS_FILE, units, "accuracy")
+    interval = intervals.described(intervals.resampled_interval(units, "accuracy"),
+                                   "accuracy", "texts")
+    metrics = {"split": "validation", "interval": {**interval, "statistic": statistic,
+                                                    "units_file": intervals.UNITS_FILE},
+               "reproducibility": {"data_files": [{"split": "validation", "sha256": split_sha}]}}
+    (folder / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    return folder
+
+
+def test_compare_cli_reads_two_reports(tmp_path, capsys):
+    import json
+
+    from elman import cli
+
+    rnd = random.Random(0)
+    a = [int(rnd.random() < 0.80) for _ in range(400)]
+    b = [1 if x else int(rnd.random() < 0.5) for x in a]  # B right wherever A is, and more
+    first, second = _report(tmp_path / "a", a), _report(tmp_path / "b", b)
+    assert cli.main(["compare", str(first), str(second), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["a"] == pytest.approx(sum(a) / 400) and result["b"] == pytest.approx(sum(b) / 400)
+    assert result["low"] > 0 and result["b_better"] > 0.99  # never worse on any text
+    assert cli.main(["compare", str(first), str(second)]) == 0
+    text = capsys.readouterr().out
+    assert "the difference holds beyond the texts drawn" in text and "400 validation texts" in text
+
+
+@pytest.mark.parametrize("change, message", [
+    ("sha", "scored different validation files"),
+    ("length", "scored 400 and 399 texts"),
+    ("statistic", "scored different things"),
+    ("no units", "holds no per-unit counts"),
+    ("bad row", "expected 2 counts"),
+])
+def test_compare_refuses_reports_that_are_not_paired(tmp_path, capsys, change, message):
+    import json
+
+    from elman import cli
+
+    first = _report(tmp_path / "a", [1, 0] * 200)
+    second = _report(tmp_path / "b", ([0, 1] * 200)[:399 if change == "length" else 400],
+                     split_sha="abd" if change == "sha" else "abc",
+                     statistic="f1" if change == "statistic" else "accuracy")
+    if change == "statistic":  # an F1 report: its units file has F1's three columns
+        intervals.write_units(second / intervals.UNITS_FILE, [[1, 1, 1]] * 400, "f1")
+    if change == "no units":
+        metrics = json.loads((second / "metrics.json").read_text(encoding="utf-8"))
+        del metrics["interval"]
+        (second / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    if change == "bad row":
+        path = second / intervals.UNITS_FILE
+        path.write_text(path.read_text(encoding="utf-8").replace("0\t1\n", "0\tx\n", 1),
+                        encoding="utf-8")
+    assert cli.main(["compare", str(first), str(second)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    if change == "bad row":
+        assert f"{intervals.UNITS_FILE}:2" in err

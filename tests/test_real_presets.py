@@ -109,6 +109,11 @@ def test_ner_en_reads_conll_2003_files_with_four_types(tmp_path):
     assert interval["low"] <= interval["high"]
     report = next(reports.rglob("report.md")).read_text(encoding="utf-8")
     assert f"drawing the {len(dev)} validation sentences again" in report
+    from elman.core import intervals
+
+    units = intervals.read_units(next(reports.rglob(interval["units_file"])), "f1")
+    assert units.sum(axis=0).tolist() == [metrics["scores"][k] for k in (
+        "correct_entities", "predicted_entities", "gold_entities")]
     # the preset's BIOES head over four types, read back as the files' BIO
     assert metrics["scheme"] == "BIO"
     assert len(metrics["tags"]) == 1 + 4 * 4
@@ -328,6 +333,10 @@ def test_sentiment_presets_train_on_their_kind_of_files(tmp_path, preset, langua
     assert metrics["interval"]["units"] == len(rows)  # the accuracy's bootstrap interval
     assert metrics["interval"]["score"] == pytest.approx(metrics["scores"]["accuracy"])
     assert f"drawing the {len(rows)} validation texts again" in report
+    from elman.core import intervals
+
+    units = intervals.read_units(next(reports.rglob(intervals.UNITS_FILE)), "accuracy")
+    assert units[:, 0].sum() / len(rows) == pytest.approx(metrics["scores"]["accuracy"])
     if language == "en":  # the class folders read, the unlabelled and loose files counted
         positives = sum(1 for _, label in rows if label == "positive")
         assert metrics["data"]["train"]["folders"] == {

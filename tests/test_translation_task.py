@@ -99,6 +99,10 @@ def test_train_writes_report_and_metrics_match_sacrebleu(trained):
     assert interval["score"] == pytest.approx(scores["bleu"], abs=1e-9)
     assert interval["low"] <= interval["high"]
     assert f"drawing the {len(gold)} test sentence pairs again" in md
+    from elman.core import intervals
+
+    units = intervals.read_units(report / interval["units_file"], "bleu")  # for compare
+    assert float(intervals.bleu_of(units.sum(axis=0))) == pytest.approx(scores["bleu"])
 
 
 def test_report_traces_the_worst_translations(trained):

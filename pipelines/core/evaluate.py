@@ -44,7 +44,8 @@ def classification_result(task, split, texts, gold, probs, labels, wheres=None):
     Returns:
         EvalResult with accuracy, macro-F1, per-class precision/recall/F1 (and ROC-AUC
         for two classes), the confusion matrix and the accuracy's bootstrap interval over
-        the texts (`elman.core.intervals`) in `extra`, and per-example predictions.
+        the texts (`elman.core.intervals`; its per-text counts in "interval_units") in
+        `extra`, and per-example predictions.
     """
     from sklearn import metrics
 
@@ -62,9 +63,10 @@ def classification_result(task, split, texts, gold, probs, labels, wheres=None):
         "examples": int(len(y_true)),
     }
     units = np.stack([y_pred == y_true, np.ones(len(y_true), dtype=bool)], axis=1)
-    interval = intervals.resampled_interval(units, intervals.accuracy_of)
+    interval = intervals.resampled_interval(units, "accuracy")
     extra = {"labels": list(labels),
              "interval": intervals.described(interval, "accuracy", "texts"),
+             "interval_units": units.astype(int).tolist(),
              "confusion": metrics.confusion_matrix(y_true, y_pred, labels=columns).tolist()}
     if len(labels) == 2 and len(set(y_true.tolist())) == 2:
         scores["roc_auc"] = float(metrics.roc_auc_score(y_true, probs[:, 1]))

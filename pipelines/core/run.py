@@ -102,6 +102,13 @@ def _write_report(task, ctx, parts, diagnose):
     metrics = {"task": task.name, "run_id": ctx.run_dir.name, "run_dir": str(ctx.run_dir),
                "finished": finished, "split": main.split, "main_metric": main.main_metric,
                "scores": main.scores, "reproducibility": repro, **parts.metrics}
+    units = main.extra.get("interval_units")
+    if interval and units is not None and interval.get("statistic"):  # for elman compare
+        from elman.core import intervals
+
+        intervals.write_units(Path(ctx.report_dir) / intervals.UNITS_FILE, units,
+                              interval["statistic"])
+        interval = {**interval, "units_file": intervals.UNITS_FILE}
     if interval:
         metrics["interval"] = interval
     examples = main.examples if parts.examples is None else parts.examples

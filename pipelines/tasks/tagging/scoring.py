@@ -78,8 +78,8 @@ def score_split(split_name, sentences, predicted_bio, scheme):
         main = "token_accuracy"
         units = [[sum(a == b for a, b in zip(g, p)), len(g)] for g, p in zip(gold, predicted)]
         extra["interval"] = intervals.described(
-            intervals.resampled_interval(units, intervals.accuracy_of), "token accuracy",
-            "sentences")
+            intervals.resampled_interval(units, "accuracy"), "token accuracy", "sentences")
+        extra["interval_units"] = units
     else:
         if scheme == "IO":  # bare types: scored as IOB1, whose spans are the same
             from elman.tasks.tagging.schemes import io_to_iob1
@@ -104,8 +104,9 @@ def score_split(split_name, sentences, predicted_bio, scheme):
                              "recall": str(result.recall),
                              "token_accuracy": str(result.token_accuracy)}
         main = "f1"
+        extra["interval_units"] = sentence_counts(gold, predicted)
         extra["interval"] = intervals.described(intervals.resampled_interval(
-            sentence_counts(gold, predicted), intervals.f1_of), "entity F1", "sentences")
+            extra["interval_units"], "f1"), "entity F1", "sentences")
     labels = _tag_order({t for tags in gold + predicted for t in tags})
     index = {t: i for i, t in enumerate(labels)}
     matrix = [[0] * len(labels) for _ in labels]

@@ -84,34 +84,31 @@ def translation_scores(hypotheses, references, hyp_tokens, ref_tokens, tokenize,
     return scores, per_sentence, corpus.format(signature=bleu.get_signature().format())
 
 
-def bleu_interval(hypotheses, references, tokenize, lowercase, resamples=None):
-    """Corpus BLEU's bootstrap interval over the sentence pairs (`elman.core.intervals`).
-
-    Each pair is reduced once to sacrebleu's own sufficient statistics (hypothesis and
-    reference lengths, matched and total n-grams for n = 1..4), so each resample's BLEU
-    is sacrebleu's BLEU of those pairs, brevity penalty included. Returns the described
-    interval, or None for no pairs or a sacrebleu without those two methods (they are
-    what its own significance tests use, not its documented API).
-    """
-    import numpy as np
+def bleu_units(hypotheses, references, tokenize, lowercase):
+    """Per sentence pair, sacrebleu's sufficient statistics of corpus BLEU: [hypothesis
+    length, reference length, matched n-grams for n = 1..4, hypothesis n-grams for n =
+    1..4] (the columns of `intervals.STATISTICS["bleu"]`), read from the public fields of
+    a one-pair `corpus_score`; their sums give the corpus's BLEU exactly."""
     from sacrebleu.metrics import BLEU
 
+    bleu = BLEU(tokenize=tokenize, lowercase=lowercase, force=True)
+    rows = []
+    for hypothesis, reference in zip(hypotheses, references):
+        one = bleu.corpus_score([hypothesis], [[reference]])
+        rows.append([one.sys_len, one.ref_len, *one.counts, *one.totals])
+    return rows
+
+
+def bleu_interval(hypotheses, references, tokenize, lowercase, resamples=None):
+    """Corpus BLEU's bootstrap interval over the sentence pairs (`elman.core.intervals`):
+    each resample's BLEU is sacrebleu's BLEU of those pairs, brevity penalty included.
+    Returns (the described interval, the per-pair units), or (None, []) for no pairs."""
     from elman.core import intervals
 
-    bleu = BLEU(tokenize=tokenize, lowercase=lowercase, force=True)
-    extract = getattr(bleu, "_extract_corpus_statistics", None)
-    from_stats = getattr(bleu, "_compute_score_from_stats", None)
-    if not references or extract is None or from_stats is None:
-        return None
-    units = np.asarray(extract(list(hypotheses), [list(references)]), dtype="float64")
-
-    def corpus_bleu(sums):
-        rows = sums.reshape(-1, sums.shape[-1])
-        return np.array([from_stats(list(row)).score for row in rows]).reshape(sums.shape[:-1])
-
-    interval = intervals.resampled_interval(units, corpus_bleu,
+    units = bleu_units(hypotheses, references, tokenize, lowercase)
+    interval = intervals.resampled_interval(units, "bleu",
                                             resamples=resamples or intervals.RESAMPLES)
-    return intervals.described(interval, "BLEU", "sentence pairs")
+    return intervals.described(interval, "BLEU", "sentence pairs"), units
 
 
 def length_buckets(lengths, max_buckets=6):

@@ -190,12 +190,13 @@ class TranslationTask(Task):
         from elman.tasks.translation.scoring import bleu_interval, bleu_tokenizer, lowercase
 
         references = [r["reference"] for r in rows]
-        interval = bleu_interval([r["hypothesis"] for r in rows], references,
-                                 bleu_tokenizer(cfg.eval, cfg.data.target_lang, references),
-                                 lowercase(cfg))
+        interval, units = bleu_interval(
+            [r["hypothesis"] for r in rows], references,
+            bleu_tokenizer(cfg.eval, cfg.data.target_lang, references), lowercase(cfg))
         return EvalResult(self.name, split_name, "bleu", scores, per_class=buckets,
                           examples=rows, extra={"sacrebleu_signature": signature,
-                                                "interval": interval})
+                                                "interval": interval,
+                                                "interval_units": units})
 
     def score(self, ctx):
         cfg, translator = ctx.cfg, ctx.fitted.extra["translator"]
