@@ -192,6 +192,12 @@ def test_compare_cli_reads_two_reports(tmp_path, capsys):
     assert cli.main(["compare", str(first), str(second)]) == 0
     text = capsys.readouterr().out
     assert "the difference holds beyond the texts drawn" in text and "400 validation texts" in text
+    assert cli.main(["compare", str(first), str(first)]) == 0
+    assert "the two runs score the same on every resample" in capsys.readouterr().out
+    swapped = list(a)  # one text more right and one more wrong: a tie that resampling moves
+    swapped[a.index(1)], swapped[a.index(0)] = 0, 1
+    assert cli.main(["compare", str(first), str(_report(tmp_path / "c", swapped))]) == 0
+    assert "the texts drawn alone could give either order" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("change, message", [

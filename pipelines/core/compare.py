@@ -76,8 +76,14 @@ def comparison_lines(result):
         f"{result['units']:,} {result['split']} {result['unit']} ({result['resamples']:,} "
         f"resamples, the same {result['unit']} drawn for both runs)",
         f"B scores higher in {result['b_better']:.1%} of the resamples, the same in "
-        f"{result['ties']:.1%}" + (
-            f": the difference holds beyond the {result['unit']} drawn"
-            if result["low"] > 0 or result["high"] < 0 else
-            f": the {result['unit']} drawn alone could give either order"),
+        f"{result['ties']:.1%}" + _verdict(result),
     ]
+
+
+def _verdict(result):
+    """What the interval of the difference says."""
+    if result["ties"] == 1.0:
+        return ": the two runs score the same on every resample"
+    if result["low"] > 0 or result["high"] < 0:
+        return f": the difference holds beyond the {result['unit']} drawn"
+    return f": the {result['unit']} drawn alone could give either order"
