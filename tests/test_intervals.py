@@ -231,3 +231,25 @@ def test_compare_refuses_reports_that_are_not_paired(tmp_path, capsys, change, m
     assert message in err and "Traceback" not in err
     if change == "bad row":
         assert f"{intervals.UNITS_FILE}:2" in err
+
+
+def test_tagging_split_scores_carry_their_interval_units():
+    from elman.tasks.tagging.scoring import score_split
+
+    gold, predicted = _random_corpus(3, sentences=30)
+    sentences = [{"tokens": [f"w{i}" for i in range(len(g))], "tags": g, "source": f"f:{k}"}
+                 for k, g in enumerate(gold)]
+    entities = score_split("validation", sentences, predicted, "BIO")
+    assert entities.extra["interval"]["metric"] == "entity F1"
+    assert np.sum(entities.extra["interval_units"], axis=0).tolist() == [
+        entities.scores[k] for k in ("correct_entities", "predicted_entities", "gold_entities")]
+    # tags without a scheme (POS): token accuracy over the sentences, missing tags wrong
+    pos = [["NOUN" if t == "O" else "VERB" for t in g] for g in gold]
+    guessed = [["NOUN"] * len(p) for p in predicted]
+    plain = [{**s, "tags": t} for s, t in zip(sentences, pos)]
+    tokens = score_split("validation", plain, guessed, "none")
+    units = np.array(tokens.extra["interval_units"])
+    right = sum(sum(a == b for a, b in zip(t, p)) for t, p in zip(pos, guessed))
+    assert units.sum(axis=0).tolist() == [right, sum(len(t) for t in pos)]
+    assert tokens.extra["interval"]["score"] == pytest.approx(tokens.scores["token_accuracy"])
+    assert tokens.extra["interval"]["metric"] == "token accuracy"
