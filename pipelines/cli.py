@@ -260,8 +260,8 @@ def _add_evaluate(sub):
 
 
 def _add_compare(sub):
-    p = sub.add_parser("compare", help="two runs' reports on the same split: a paired "
-                       "bootstrap of the difference in their main score")
+    p = sub.add_parser("compare", help="two runs' reports (or run folders) on the same "
+                       "split: a paired bootstrap of the difference in their main score")
     p.add_argument("report_a")
     p.add_argument("report_b")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")

@@ -192,7 +192,10 @@ def test_compare_cli_reads_two_reports(tmp_path, capsys):
     assert cli.main(["compare", str(first), str(second)]) == 0
     text = capsys.readouterr().out
     assert "the difference holds beyond the texts drawn" in text and "400 validation texts" in text
-    assert cli.main(["compare", str(first), str(first)]) == 0
+    run = tmp_path / "runs" / "a"  # a run folder stands for its report (run.json names it)
+    run.mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"report_dir": str(first)}), encoding="utf-8")
+    assert cli.main(["compare", str(run), str(first)]) == 0
     assert "the two runs score the same on every resample" in capsys.readouterr().out
     swapped = list(a)  # one text more right and one more wrong: a tie that resampling moves
     swapped[a.index(1)], swapped[a.index(0)] = 0, 1

@@ -9,6 +9,21 @@ from elman.core import intervals
 from elman.errors import UserError
 
 
+def report_folder(folder):
+    """The report folder itself, or a run folder's report (its run.json names it)."""
+    folder = Path(folder)
+    run_file = folder / "run.json"
+    if not (folder / "metrics.json").is_file() and run_file.is_file():
+        try:
+            named = json.loads(run_file.read_text(encoding="utf-8")).get("report_dir")
+        except json.JSONDecodeError as err:
+            raise UserError(f"not valid JSON ({err.msg})", path=run_file,
+                            line=err.lineno) from None
+        if named:
+            return Path(named)
+    return folder
+
+
 def _read(report):
     """(metrics.json's dict, the per-unit counts) of one report folder."""
     path = Path(report) / "metrics.json"
@@ -38,13 +53,15 @@ def _scored_file(metrics):
 
 
 def compare_reports(report_a, report_b, resamples=intervals.RESAMPLES, seed=0):
-    """The paired comparison of two reports of runs scored on the same split.
+    """The paired comparison of two reports of runs scored on the same split (a run
+    folder stands for its report).
 
     Returns:
         `intervals.paired_difference`'s dict plus "metric", "unit", "split" and the two
         folders; a UserError when the reports scored different statistics, splits or
         files, or different numbers of units.
     """
+    report_a, report_b = report_folder(report_a), report_folder(report_b)
     (ma, ua), (mb, ub) = _read(report_a), _read(report_b)
     ia, ib = ma["interval"], mb["interval"]
     if (ia["statistic"], ma["split"]) != (ib["statistic"], mb["split"]):
