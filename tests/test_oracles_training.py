@@ -262,9 +262,10 @@ def test_reports_index_lists_the_newest_run_first(tmp_path):
     for (task, run), when in finished.items():
         folder = tmp_path / task / run
         folder.mkdir(parents=True)
+        interval = {"interval": {"low": 0.25, "high": 0.75}} if run == "z" else {}
         (folder / "metrics.json").write_text(json.dumps({
             "task": task, "finished": when, "split": "test", "main_metric": "accuracy",
-            "scores": {"accuracy": 0.5}}), encoding="utf-8")
+            "scores": {"accuracy": 0.5}, **interval}), encoding="utf-8")
     update_index(tmp_path)
     text = (tmp_path / "index.md").read_text(encoding="utf-8")
     rows = [line for line in text.splitlines()
@@ -272,3 +273,6 @@ def test_reports_index_lists_the_newest_run_first(tmp_path):
     order = [re.search(r"\[([^\]]+)\]\(([^)]+)\)", line).group(2) for line in rows]
     expected = sorted(finished, key=finished.get, reverse=True)
     assert order == [f"{task}/{run}/report.md" for task, run in expected]
+    # the main score's interval where the report has one, "-" where it has none
+    assert [line.split("|")[7].strip() for line in rows] == [
+        "0.2500–0.7500" if run == "z" else "-" for _, run in expected]

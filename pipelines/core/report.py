@@ -368,10 +368,15 @@ def update_index(reports_root):
         main = metrics.get("main_metric", "")
         others = ", ".join(f"{k} {fmt(v)}" for k, v in sorted(scores.items())
                            if k != main and isinstance(v, float))[:160]
+        interval = metrics.get("interval") or {}
+        spread = (f"{fmt(interval['low'])}–{fmt(interval['high'])}"
+                  if {"low", "high"} <= set(interval) else "-")
         rows.append((metrics.get("finished", ""), metrics.get("task", path.parent.parent.name),
                      f"[{path.parent.name}]({path.parent.relative_to(reports_root)}/report.md)",
-                     metrics.get("split", ""), main, fmt(scores.get(main, "")), others))
+                     metrics.get("split", ""), main, fmt(scores.get(main, "")), spread, others))
     rows.sort(key=lambda r: str(r[0]), reverse=True)
-    text = "# elman reports\n\nEvery run, newest first.\n\n" + md_table(
-        ["finished", "task", "run", "split", "main metric", "value", "other scores"], rows) + "\n"
+    text = ("# elman reports\n\nEvery run, newest first; \"95% interval\" is the main score's "
+            "bootstrap interval over the scored examples (`docs/pipeline.md`).\n\n" + md_table(
+                ["finished", "task", "run", "split", "main metric", "value", "95% interval",
+                 "other scores"], rows) + "\n")
     write_text_atomic(reports_root / "index.md", text)
