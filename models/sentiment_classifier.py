@@ -4,9 +4,8 @@ import keras
 
 from elman.models.adversarial import AdversarialTraining, EmbeddingPerturbation
 from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
-from elman.models.encoders import RecurrentEncoder
 from elman.models.masked_pooling import MODES as POOLING_MODES, MaskedPooling
-from elman.models.neighbour_words import NeighbourWordObjective
+from elman.models.neighbour_words import encode_with_objective
 from elman.models.serialization import EmbeddingInitializerConfig
 from elman.models.token_bigrams import TokenBigrams
 from elman.models.word_dropout import WordDropout
@@ -67,9 +66,9 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             of the two predictions to the mean of their losses. 0 turns it off. Default 0.0.
         lm_weight: float, the weight of a language-model objective beside the classifier
             (`elman.models.neighbour_words`, Rei 2017): the encoder's forward states also
-            predict the next token and its backward states the previous one. Needs a
-            pooling other than "last", one recurrent layer and no bigram pairs. 0 (the
-            default) turns it off.
+            predict the next token and its backward states the previous one (the first
+            layer's, when there are more). Needs a pooling other than "last" and no
+            bigram pairs. 0 (the default) turns it off.
         lm_words: int, classes of that prediction (padding as the text's edge, OOV, and
             the token ids below it). Default 2000.
         lm_hidden: int, tanh units before each direction's softmax. Default 50.
@@ -106,10 +105,9 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             raise ValueError(f"Expected rdrop >= 0. Received: rdrop={rdrop!r}")
         if not lm_weight >= 0.0:
             raise ValueError(f"Expected lm_weight >= 0. Received: lm_weight={lm_weight!r}")
-        if lm_weight and (pooling == "last" or num_layers != 1 or bigram_pairs is not None):
-            raise ValueError("Expected a pooling other than 'last', num_layers=1 and no "
-                             "bigram_pairs with lm_weight > 0. Received: "
-                             f"pooling={pooling!r}, num_layers={num_layers!r}")
+        if lm_weight and (pooling == "last" or bigram_pairs is not None):
+            raise ValueError("Expected a pooling other than 'last' and no bigram_pairs with "
+                             f"lm_weight > 0. Received: pooling={pooling!r}")
         if char_features != "none" and char_vocabulary_size < 3:
             raise ValueError("Expected char_vocabulary_size >= 3 with char features. "
                              f"Received: char_vocabulary_size={char_vocabulary_size!r}")
@@ -137,16 +135,14 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         if word_dropout:
             x = keras.layers.Dropout(word_dropout, noise_shape=(None, None, 1),
                                      name="word_dropout")(x)
-        encoder = RecurrentEncoder(cell=cell, units=units, num_layers=num_layers,
-                                   bidirectional=bidirectional, dropout=dropout,
-                                   merge_mode=merge_mode, return_sequences=pooling != "last",
-                                   recurrent_dropout=recurrent_dropout,
-                                   name="encoder")
-        x = encoder(x)
-        if lm_weight:  # the states, unchanged; while training, a loss on the neighbour tokens
-            x = NeighbourWordObjective(max(3, min(lm_words, vocabulary_size)), units,
-                                       bidirectional=bidirectional, weight=lm_weight,
-                                       hidden=lm_hidden, name="neighbour_words")([x, ids])
+        # with lm_weight the first layer's states also predict the neighbour tokens
+        x = encode_with_objective(
+            x, ids, dict(cell=cell, units=units, num_layers=num_layers,
+                         bidirectional=bidirectional, dropout=dropout, merge_mode=merge_mode,
+                         return_sequences=pooling != "last",
+                         recurrent_dropout=recurrent_dropout),
+            lm_weight=lm_weight, lm_words=lm_words, lm_hidden=lm_hidden,
+            vocabulary_size=vocabulary_size)
         if pooling != "last":
             x = MaskedPooling(pooling, attention_units=attention_units, name="pooling")(x)
         if hidden:

@@ -6,8 +6,7 @@ import keras
 from elman.models.adversarial import AdversarialTraining, EmbeddingPerturbation
 from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
 from elman.models.crf import CRF
-from elman.models.encoders import RecurrentEncoder
-from elman.models.neighbour_words import NeighbourWordObjective, scale_for_replicas
+from elman.models.neighbour_words import encode_with_objective, scale_for_replicas
 from elman.models.serialization import EmbeddingInitializerConfig
 from elman.models.word_dropout import WordDropout
 
@@ -127,10 +126,11 @@ class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Mode
             chars, bigrams, shape) moved up the loss gradient by this fraction of the
             sentence's norm. 0 (the default) turns it off.
         lm_weight: float, the weight of a language-model objective beside tagging
-            (`elman.models.neighbour_words`, Rei 2017): the encoder's forward states also
-            predict the next word and its backward states the previous one. Needs one
-            recurrent layer and no bigram input (both would show the predicted word).
-            0 (the default) turns it off.
+            (`elman.models.neighbour_words`, Rei 2017): the first recurrent layer's
+            forward states also predict the next word and its backward states the
+            previous one (with more layers, "encoder" is that first layer and
+            "upper_encoder" the rest). Needs no bigram input (it would show the
+            predicted word). 0 (the default) turns it off.
         lm_words: int, classes of that prediction: padding (the sentence's edge), OOV
             and the word ids below it (the most frequent words). Default 2000.
         lm_hidden: int, tanh units before each direction's softmax. Default 50.
@@ -158,10 +158,9 @@ class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Mode
             raise ValueError(f"Expected adversarial >= 0. Received: adversarial={adversarial!r}")
         if not lm_weight >= 0.0:
             raise ValueError(f"Expected lm_weight >= 0. Received: lm_weight={lm_weight!r}")
-        if lm_weight and (num_layers != 1 or bigram_vocabulary_size is not None):
-            raise ValueError("Expected num_layers=1 and no bigram input with lm_weight > 0 "
-                             "(both show the predicted word). Received: "
-                             f"num_layers={num_layers!r}, "
+        if lm_weight and bigram_vocabulary_size is not None:
+            raise ValueError("Expected no bigram input with lm_weight > 0 (bigrams show the "
+                             "predicted word). Received: "
                              f"bigram_vocabulary_size={bigram_vocabulary_size!r}")
         _check_arguments(vocabulary_size, num_tags, embedding_dim, head, char_features,
                          char_vocabulary_size, constraint, dropout, word_dropout,
@@ -171,10 +170,6 @@ class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Mode
                                          ("shape_vocabulary_size", shape_vocabulary_size)))
 
         # === Layers (the CRF is outside the graph: the graph ends in potentials) ===
-        encoder = RecurrentEncoder(cell=cell, units=units, num_layers=num_layers,
-                                   bidirectional=bidirectional, dropout=dropout,
-                                   recurrent_dropout=recurrent_dropout,
-                                   return_sequences=True, name="encoder")
         crf = None
         if head == "crf":
             crf = CRF(num_tags, tag_names=tag_names, constraint=constraint, name="crf")
@@ -216,11 +211,13 @@ class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Mode
             x = EmbeddingPerturbation(name="adversarial")(x)
         if dropout:
             x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
-        x = encoder(x)
-        if lm_weight:  # the states, unchanged; while training, a loss on the neighbour words
-            x = NeighbourWordObjective(max(3, min(lm_words, vocabulary_size)), units,
-                                       bidirectional=bidirectional, weight=lm_weight,
-                                       hidden=lm_hidden, name="neighbour_words")([x, words])
+        # with lm_weight the first layer's states also predict the neighbour words
+        x = encode_with_objective(
+            x, words, dict(cell=cell, units=units, num_layers=num_layers,
+                           bidirectional=bidirectional, dropout=dropout,
+                           recurrent_dropout=recurrent_dropout, return_sequences=True),
+            lm_weight=lm_weight, lm_words=lm_words, lm_hidden=lm_hidden,
+            vocabulary_size=vocabulary_size)
         potentials = keras.layers.Dense(num_tags, dtype="float32", name="potentials")(x)
         super().__init__(inputs=inputs, outputs=potentials, **kwargs)
         self.crf = crf

@@ -106,9 +106,7 @@ def test_the_taggers_training_loss_is_the_tagging_loss_plus_the_weighted_objecti
 def test_the_model_refuses_what_would_show_the_predicted_word():
     from elman.models.sequence_tagger import SequenceTagger
 
-    with pytest.raises(ValueError, match="num_layers=1 and no bigram input"):
-        SequenceTagger(10, 3, num_layers=2, lm_weight=0.1)
-    with pytest.raises(ValueError, match="num_layers=1 and no bigram input"):
+    with pytest.raises(ValueError, match="no bigram input"):
         SequenceTagger(10, 3, bigram_vocabulary_size=20, lm_weight=0.1)
     with pytest.raises(ValueError, match="lm_weight >= 0"):
         SequenceTagger(10, 3, lm_weight=-1.0)
@@ -116,8 +114,6 @@ def test_the_model_refuses_what_would_show_the_predicted_word():
 
 @pytest.mark.parametrize("items, needle", [
     (["head.lm_weight=-0.1"], "head.lm_weight must be at least 0; got -0.1"),
-    (["head.lm_weight=0.1", "encoder.num_layers=2"], "head.lm_weight needs "
-                                                     "encoder.num_layers = 1"),
     (["head.lm_weight=0.1", "features.bigrams=true"], "head.lm_weight needs "
                                                       "features.bigrams = false"),
     (["head.lm_weight=0.1", "head.lm_words=2"], "head.lm_words must be between 3 and"),
@@ -128,9 +124,11 @@ def test_bad_objective_settings_are_refused(items, needle):
 
     with pytest.raises(UserError, match=re.escape(needle)):
         TaggingTask().check(config_lib.load_config("tagging", overrides=items))
-    # off (the default), two layers and bigrams are fine
+    # off (the default), two layers and bigrams are fine, and the objective with two layers
     TaggingTask().check(config_lib.load_config("tagging", overrides=[
         "encoder.num_layers=2", "features.bigrams=true"]))
+    TaggingTask().check(config_lib.load_config("tagging", overrides=[
+        "encoder.num_layers=2", "head.lm_weight=0.1"]))
 
 
 def test_a_run_with_the_objective_saves_a_model_that_loads_in_safe_mode(tmp_path):
@@ -144,9 +142,11 @@ def test_a_run_with_the_objective_saves_a_model_that_loads_in_safe_mode(tmp_path
     run = tmp_path / "run"
     args = ["train", "tagging", "--data", data / "train.conll", "--validation",
             data / "validation.conll", "--out", run, "--reports", tmp_path / "rep", *TINY,
-            "--set", "head.lm_weight=0.2", "--set", "head.lm_words=50"]
+            "--set", "head.lm_weight=0.2", "--set", "head.lm_words=50",
+            "--set", "encoder.num_layers=2"]
     assert cli.main([str(a) for a in args]) == 0
     model = keras.saving.load_model(run / "model.keras", safe_mode=True)
+    assert model.get_layer("upper_encoder").num_layers == 1  # the split stack comes back
     layer = model.get_layer("neighbour_words")
     assert (layer.weight, layer.vocabulary_size) == (0.2, 50)
     metrics = json.loads((tmp_path / "rep" / "tagging" / "run" / "metrics.json")
@@ -156,7 +156,8 @@ def test_a_run_with_the_objective_saves_a_model_that_loads_in_safe_mode(tmp_path
     assert len(tagged[0]["tags"]) == 3
 
 
-def test_the_classifiers_training_loss_is_its_loss_plus_the_weighted_objective():
+@pytest.mark.parametrize("layers", [1, 3])
+def test_the_classifiers_training_loss_is_its_loss_plus_the_weighted_objective(layers):
     import keras
 
     from elman.models.sentiment_classifier import SentimentClassifier
@@ -164,7 +165,10 @@ def test_the_classifiers_training_loss_is_its_loss_plus_the_weighted_objective()
     keras.utils.set_random_seed(7)
     model = SentimentClassifier(10, 2, embedding_dim=6, units=5, dropout=0.0, pooling="max",
                                 hidden=0, head_dropout=0.0, lm_weight=0.4, lm_words=7,
-                                lm_hidden=3)
+                                lm_hidden=3, num_layers=layers)
+    # with three layers the objective reads the first ("encoder"); two sit above it
+    assert model.get_layer("encoder").num_layers == 1
+    assert layers == 1 or model.get_layer("upper_encoder").num_layers == 2
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     labels = np.array([1, 0, 1], np.int32)
     plain = float(model.compute_loss(WORDS, labels, model(WORDS, training=False)))
@@ -174,8 +178,8 @@ def test_the_classifiers_training_loss_is_its_loss_plus_the_weighted_objective()
     assert trained == pytest.approx(plain + 0.4 * objective, rel=1e-5)
     with pytest.raises(ValueError, match="pooling other than 'last'"):
         SentimentClassifier(10, 2, pooling="last", lm_weight=0.1)
-    with pytest.raises(ValueError, match="pooling other than 'last'"):
-        SentimentClassifier(10, 2, pooling="max", num_layers=2, lm_weight=0.1)
+    with pytest.raises(ValueError, match="no bigram_pairs"):
+        SentimentClassifier(10, 2, pooling="max", bigram_pairs=[7, 9], lm_weight=0.1)
 
 
 @pytest.mark.parametrize("items, needle", [
@@ -183,6 +187,8 @@ def test_the_classifiers_training_loss_is_its_loss_plus_the_weighted_objective()
     (["head.pooling=max", "head.lm_weight=0.1", "features.bigrams=true"],
      "head.lm_weight needs features.bigrams = false"),
     (["head.pooling=max", "head.lm_weight=-1"], "head.lm_weight must be at least 0"),
+    (["head.pooling=max", "head.lm_weight=0.1", "encoder.merge_mode=ave"],
+     "head.lm_weight needs encoder.merge_mode = \"concat\""),
 ])
 def test_bad_sentiment_objective_settings_are_refused(items, needle):
     from elman.tasks.sentiment.task import SentimentTask
@@ -207,3 +213,55 @@ def test_a_sentiment_run_with_the_objective_reports_it_and_loads_in_safe_mode(tm
     layer = classifier.get_layer("neighbour_words")
     assert layer.weight == 0.2
     assert layer.vocabulary_size == min(2000, classifier.vocabulary_size)
+
+
+def _stacked_tagger(lm_weight):
+    from elman.models.sequence_tagger import SequenceTagger
+
+    return SequenceTagger(10, 4, embedding_dim=6, units=5, num_layers=2, dropout=0.0,
+                          head="crf", lm_weight=lm_weight, lm_words=6, lm_hidden=4)
+
+
+def test_with_two_layers_the_objective_reads_the_first_which_cannot_see_the_word():
+    import keras
+
+    keras.utils.set_random_seed(11)
+    model = _stacked_tagger(0.3)
+    assert model.get_layer("encoder").num_layers == 1
+    assert model.get_layer("upper_encoder").num_layers == 1
+    first = keras.Model(model.inputs, model.get_layer("encoder").output)
+    upper = keras.Model(model.inputs, model.get_layer("upper_encoder").output)
+    changed = WORDS.copy()
+    changed[0, 2] = 3  # the third word of the first sentence
+    a, b = np.asarray(first(WORDS)), np.asarray(first(changed))
+    # forward states before the word and backward states after it have not read it
+    assert np.array_equal(a[0, :2, :5], b[0, :2, :5])
+    assert np.array_equal(a[0, 3:4, 5:], b[0, 3:4, 5:])
+    assert not np.allclose(a[0, 1:2, 5:], b[0, 1:2, 5:])  # the backward state has
+    # the second layer's forward states before the word have read it (through the first
+    # layer's backward half): why the objective may not sit there
+    assert not np.allclose(np.asarray(upper(WORDS))[0, :2, :5],
+                           np.asarray(upper(changed))[0, :2, :5])
+    # the training loss is the tagging loss plus the weight times the first layer's loss
+    model.compile(optimizer="adam")
+    tags = np.array([[1, 2, 0, 3, 0], [2, 0, 0, 0, 0], [1, 1, 0, 0, 0]], np.int32)
+    plain = float(model.compute_loss(WORDS, tags, model(WORDS, training=False)))
+    trained = float(model.compute_loss(WORDS, tags, model(WORDS, training=True)))
+    objective = numpy_objective(model.get_layer("neighbour_words"), a, WORDS)
+    assert trained == pytest.approx(plain + 0.3 * objective, rel=1e-5)
+
+
+def test_the_split_stack_tags_as_one_encoder_of_as_many_layers_with_its_weights():
+    import keras
+
+    keras.utils.set_random_seed(12)
+    split, whole = _stacked_tagger(0.3), _stacked_tagger(0.0)
+    assert [layer.name for layer in whole.layers if "encoder" in layer.name] == ["encoder"]
+    assert whole.get_layer("encoder").num_layers == 2
+    objective = {id(v) for v in split.get_layer("neighbour_words").weights}
+    kept = [v for v in split.weights if id(v) not in objective]
+    assert [tuple(v.shape) for v in kept] == [tuple(v.shape) for v in whole.weights]
+    for source, target in zip(kept, whole.weights):
+        target.assign(source)
+    assert np.allclose(np.asarray(split(WORDS)), np.asarray(whole(WORDS)), atol=1e-6)
+

@@ -9,7 +9,9 @@ def check_lm_objective(cfg, pooled_states=True):
 
     Args:
         cfg: the task's config, with `head.lm_weight`, `head.lm_words`, `head.lm_hidden`,
-            `encoder.num_layers` and `features.bigrams`.
+            `encoder.bidirectional`, `encoder.merge_mode` and `features.bigrams`. With
+            stacked layers the objective reads the first one (above it each direction
+            has read the whole sentence, the predicted word too).
         pooled_states: bool, False when the model keeps only the encoder's final states
             (sentiment's `head.pooling = "last"`), which have no state per word.
     """
@@ -22,10 +24,10 @@ def check_lm_objective(cfg, pooled_states=True):
         raise UserError("head.lm_weight needs a state per word: use head.pooling = \"max\", "
                         "\"mean\", \"max-mean\" or \"attention\" (\"last\" keeps the final "
                         "states only)")
-    if cfg.encoder.num_layers != 1:
-        raise UserError("head.lm_weight needs encoder.num_layers = 1: above the first "
-                        "bidirectional layer each direction has read the whole sentence, "
-                        f"the word it would predict too (got {cfg.encoder.num_layers})")
+    if cfg.encoder.bidirectional and cfg.encoder.merge_mode != "concat":
+        raise UserError("head.lm_weight needs encoder.merge_mode = \"concat\": the objective "
+                        "reads the forward and backward states apart (got "
+                        f"\"{cfg.encoder.merge_mode}\")")
     if cfg.features.bigrams:
         raise UserError("head.lm_weight needs features.bigrams = false: a token's bigrams "
                         "show its neighbours, the words the objective predicts")

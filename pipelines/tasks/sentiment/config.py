@@ -26,7 +26,8 @@ class SentimentHeadConfig:
     lm_weight: float = 0.0  # a language-model objective beside the classifier (Rei 2017):
     # the forward states also predict the next token, the backward ones the previous
     # token, and this weight times that loss joins the loss while training; 0: off. Needs
-    # a pooling other than "last", encoder.num_layers = 1 and features.bigrams = false
+    # a pooling other than "last" and features.bigrams = false; with stacked layers the
+    # first layer's states predict
     lm_words: int = 2000  # classes of that prediction: the most frequent tokens, OOV for
     # the rest, and the text's edge
     lm_hidden: int = 50  # tanh units before each direction's softmax

@@ -105,7 +105,8 @@ class TaggingHeadConfig:
     lm_weight: float = 0.0  # a language-model objective beside tagging (Rei 2017): the
     # forward states also predict the next word, the backward ones the previous word, and
     # this weight times that loss joins the tagging loss while training; 0: off. Needs
-    # encoder.num_layers = 1 and features.bigrams = false (both show the predicted word)
+    # features.bigrams = false (they show the predicted word); with stacked layers the
+    # first layer's states predict (above it each direction has read the whole sentence)
     lm_words: int = 2000  # classes of that prediction: the most frequent words, OOV for
     # the rest, and the sentence's edge
     lm_hidden: int = 50  # tanh units before each direction's softmax
