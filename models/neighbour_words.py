@@ -6,7 +6,7 @@ The layer sits on the first bidirectional layer's output, where the forward half
 word has read only the words up to it and the backward half only the words from it on,
 so neither can see the word it predicts. Above that layer (or with features that show a
 word's neighbours, such as token bigrams) the objective would be trivial, so a stacked
-encoder is split (`encode_with_objective`): the objective reads the first layer, and the
+encoder is split (`stacked_encoders`): the objective reads the first layer, and the
 layers above read its output as they would without the objective.
 """
 
@@ -37,40 +37,51 @@ def neighbour_targets(words, vocabulary_size):
     return following, preceding
 
 
-def encode_with_objective(x, words, encoder_args, lm_weight=0.0, lm_words=2000,
-                          lm_hidden=50, vocabulary_size=None):
-    """The encoder's output on `x`, with the neighbour-word objective on its first layer.
-
-    Without the objective (`lm_weight` 0) this is one `RecurrentEncoder` named "encoder".
-    With it, "encoder" is the first layer alone, the objective ("neighbour_words") reads
-    that layer's (dropped-out) states, and a second `RecurrentEncoder` named
-    "upper_encoder" holds the other `num_layers - 1` layers; the stack computes what one
+def stacked_encoders(encoder_args, lm_weight=0.0):
+    """The recurrent encoders of a model, as a list: one `RecurrentEncoder` named
+    "encoder"; or, with the neighbour-word objective and more than one layer, the first
+    layer alone ("encoder") and the others ("upper_encoder"). The stack computes what one
     encoder of `num_layers` layers does, since `RecurrentEncoder` drops out after each
-    layer.
+    layer. Models build these where they built their one encoder, so that the random
+    draws of a seeded run come in the same order as before the split.
 
     Args:
-        x: the word vectors [batch, length, features] (a Keras tensor).
-        words: the word ids [batch, length] before any word dropout (a Keras tensor).
         encoder_args: dict, `RecurrentEncoder` arguments (`units`, `num_layers`,
             `bidirectional`, ...) except `name`.
+        lm_weight: float, the objective's weight; 0 (the default): no objective.
+    """
+    layers = encoder_args.get("num_layers", 1)
+    if not lm_weight or layers == 1:
+        return [RecurrentEncoder(**encoder_args, name="encoder")]
+    return [RecurrentEncoder(**dict(encoder_args, num_layers=1, return_sequences=True),
+                             name="encoder"),
+            RecurrentEncoder(**dict(encoder_args, num_layers=layers - 1),
+                             name="upper_encoder")]
+
+
+def encode_with_objective(encoders, x, words, lm_weight=0.0, lm_words=2000, lm_hidden=50,
+                          vocabulary_size=None):
+    """The output of `stacked_encoders`' encoders on `x`, with the neighbour-word
+    objective ("neighbour_words") on the first one's (dropped-out) states.
+
+    Args:
+        encoders: list of `RecurrentEncoder`, from `stacked_encoders`.
+        x: the word vectors [batch, length, features] (a Keras tensor).
+        words: the word ids [batch, length] before any word dropout (a Keras tensor).
         lm_weight: float, the objective's weight; 0 leaves it out. Default 0.
         lm_words: int, the objective's classes at most. Default 2000.
         lm_hidden: int, tanh units before each of its softmaxes. Default 50.
         vocabulary_size: int, the word ids' range (the objective's classes are
             `min(lm_words, vocabulary_size)`, at least 3).
     """
-    layers = encoder_args.get("num_layers", 1)
-    if not lm_weight:
-        return RecurrentEncoder(**encoder_args, name="encoder")(x)
-    first = dict(encoder_args, num_layers=1, return_sequences=True)
-    x = RecurrentEncoder(**first, name="encoder")(x)
-    x = NeighbourWordObjective(max(3, min(lm_words, vocabulary_size)), first["units"],
-                               bidirectional=first.get("bidirectional", True),
-                               weight=lm_weight, hidden=lm_hidden,
-                               name="neighbour_words")([x, words])
-    if layers > 1:
-        x = RecurrentEncoder(**dict(encoder_args, num_layers=layers - 1),
-                             name="upper_encoder")(x)
+    first, *upper = encoders
+    x = first(x)
+    if lm_weight:  # the states, unchanged; while training, a loss on the neighbour words
+        x = NeighbourWordObjective(max(3, min(lm_words, vocabulary_size)), first.units,
+                                   bidirectional=first.bidirectional, weight=lm_weight,
+                                   hidden=lm_hidden, name="neighbour_words")([x, words])
+    for encoder in upper:
+        x = encoder(x)
     return x
 
 

@@ -5,7 +5,7 @@ import keras
 from elman.models.adversarial import AdversarialTraining, EmbeddingPerturbation
 from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
 from elman.models.masked_pooling import MODES as POOLING_MODES, MaskedPooling
-from elman.models.neighbour_words import encode_with_objective
+from elman.models.neighbour_words import encode_with_objective, stacked_encoders
 from elman.models.serialization import EmbeddingInitializerConfig
 from elman.models.token_bigrams import TokenBigrams
 from elman.models.word_dropout import WordDropout
@@ -136,13 +136,13 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             x = keras.layers.Dropout(word_dropout, noise_shape=(None, None, 1),
                                      name="word_dropout")(x)
         # with lm_weight the first layer's states also predict the neighbour tokens
-        x = encode_with_objective(
-            x, ids, dict(cell=cell, units=units, num_layers=num_layers,
-                         bidirectional=bidirectional, dropout=dropout, merge_mode=merge_mode,
-                         return_sequences=pooling != "last",
-                         recurrent_dropout=recurrent_dropout),
-            lm_weight=lm_weight, lm_words=lm_words, lm_hidden=lm_hidden,
-            vocabulary_size=vocabulary_size)
+        encoders = stacked_encoders(dict(cell=cell, units=units, num_layers=num_layers,
+                                         bidirectional=bidirectional, dropout=dropout,
+                                         merge_mode=merge_mode,
+                                         return_sequences=pooling != "last",
+                                         recurrent_dropout=recurrent_dropout), lm_weight)
+        x = encode_with_objective(encoders, x, ids, lm_weight=lm_weight, lm_words=lm_words,
+                                  lm_hidden=lm_hidden, vocabulary_size=vocabulary_size)
         if pooling != "last":
             x = MaskedPooling(pooling, attention_units=attention_units, name="pooling")(x)
         if hidden:

@@ -6,7 +6,8 @@ import keras
 from elman.models.adversarial import AdversarialTraining, EmbeddingPerturbation
 from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
 from elman.models.crf import CRF
-from elman.models.neighbour_words import encode_with_objective, scale_for_replicas
+from elman.models.neighbour_words import (encode_with_objective, scale_for_replicas,
+                                          stacked_encoders)
 from elman.models.serialization import EmbeddingInitializerConfig
 from elman.models.word_dropout import WordDropout
 
@@ -170,6 +171,11 @@ class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Mode
                                          ("shape_vocabulary_size", shape_vocabulary_size)))
 
         # === Layers (the CRF is outside the graph: the graph ends in potentials) ===
+        # with lm_weight the first layer's states also predict the neighbour words
+        encoders = stacked_encoders(dict(cell=cell, units=units, num_layers=num_layers,
+                                         bidirectional=bidirectional, dropout=dropout,
+                                         recurrent_dropout=recurrent_dropout,
+                                         return_sequences=True), lm_weight)
         crf = None
         if head == "crf":
             crf = CRF(num_tags, tag_names=tag_names, constraint=constraint, name="crf")
@@ -211,13 +217,8 @@ class SequenceTagger(EmbeddingInitializerConfig, AdversarialTraining, keras.Mode
             x = EmbeddingPerturbation(name="adversarial")(x)
         if dropout:
             x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
-        # with lm_weight the first layer's states also predict the neighbour words
-        x = encode_with_objective(
-            x, words, dict(cell=cell, units=units, num_layers=num_layers,
-                           bidirectional=bidirectional, dropout=dropout,
-                           recurrent_dropout=recurrent_dropout, return_sequences=True),
-            lm_weight=lm_weight, lm_words=lm_words, lm_hidden=lm_hidden,
-            vocabulary_size=vocabulary_size)
+        x = encode_with_objective(encoders, x, words, lm_weight=lm_weight, lm_words=lm_words,
+                                  lm_hidden=lm_hidden, vocabulary_size=vocabulary_size)
         potentials = keras.layers.Dense(num_tags, dtype="float32", name="potentials")(x)
         super().__init__(inputs=inputs, outputs=potentials, **kwargs)
         self.crf = crf
