@@ -12,6 +12,7 @@ The corpora the presets were tuned on are never opened here.
 """
 
 import json
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -89,10 +90,20 @@ def _conll_blocks(path):
 
 def test_ner_en_reads_conll_2003_files_with_four_types(tmp_path):
     train, dev = _english_sentences(40, 0), _english_sentences(10, 1)
+    # a sentence of words seen nowhere else in train: the preset reads them as unknown
+    train.append(_entity("Ferdinand Quill", "PER") + [("sketched", "O")]
+                 + _entity("Vallory", "LOC") + [(".", "O")])
     # named as CoNLL-2003 names its files: the extension says nothing of the format
     (tmp_path / "eng.train").write_text(_conll2003(train), encoding="utf-8")
     (tmp_path / "eng.testa").write_text(_conll2003(dev), encoding="utf-8")
-    _, metrics, reports = _train(tmp_path, "tagging", "ner-en", "eng.train", "eng.testa")
+    run, metrics, reports = _train(tmp_path, "tagging", "ner-en", "eng.train", "eng.testa")
+    # the word table: lower-cased training words seen at least twice, after padding and
+    # the unknown word (the preset's vocabulary.min_count = 2)
+    counts = Counter(w.lower() for s in train for w, _ in s)
+    table = (run / "words.txt").read_text(encoding="utf-8").split("\n")
+    assert table[:2] == ["", "[UNK]"]
+    assert set(w for w in table[2:] if w) == {w for w, c in counts.items() if c >= 2}
+    assert "quill" not in table and "sketched" not in table
     # -DOCSTART- lines are document marks, not sentences; every entity of the files counts
     for split, sentences in (("train", train), ("validation", dev)):
         read = metrics["data"][split]
