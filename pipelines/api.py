@@ -272,6 +272,14 @@ def train(task, config=None, data=None, validation=None, test=None, out=None, ov
     else:
         cfg = resolve_paths(task, build_config(task, config, overrides, data=data,
                                                validation=validation, test=test, **options))
+        if (data and not str(data).startswith("hub:") and not validation
+                and not cfg.data.validation):
+            preset = build_config(task, config, overrides)
+            if preset.data.validation:
+                log(f"notice: --data replaces the preset's data files, so validation is "
+                    f"carved from {data} (data.validation_fraction = "
+                    f"{cfg.data.validation_fraction:g}), not read from "
+                    f"{preset.data.validation}; give --validation FILE to score on a file")
     run_dir, report_dir, _ = runs.resolve_dirs(task, out, reports)
     runs.check_writable(run_dir, "--out")
     runs.check_writable(report_dir, "--reports")

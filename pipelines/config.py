@@ -181,7 +181,7 @@ _AT_MOST = {"units": 16_384, "dim": 16_384, "embedding_dim": 16_384, "num_layers
             "ensemble": 100, "max_word_length": 1_000, "kernel_size": 1_000,
             "chunk_length": 100_000, "batch_tokens": 50_000_000, "vocabulary_size": 1_000_000,
             "length_multiple": 1_024, "steps_per_execution": 10_000, "vector_epochs": 1_000,
-            "vector_window": 1_000, "vector_max_tokens": 10_000_000_000}
+            "vector_window": 1_000, "vector_max_tokens": 10_000_000_000, "folds": 100}
 
 
 def _check_range(key, value, source):
@@ -212,6 +212,12 @@ def _check_range(key, value, source):
     if key in ("embedding.adversarial", "embedding.virtual_adversarial",
                "head.rdrop") and not value >= 0.0:
         raise UserError(f"'{key}' must be at least 0 (0: off); got {value:g}", path=source)
+    if key == "noise.folds" and value < 2:
+        raise UserError(f"'{key}' must be at least 2; got {value}", path=source)
+    if key == "noise.ngrams" and not 1 <= value <= 10:
+        raise UserError(f"'{key}' must be in [1, 10]; got {value}", path=source)
+    if key == "noise.c" and not value > 0.0:
+        raise UserError(f"'{key}' must be positive; got {value:g}", path=source)
     if name in _AT_LEAST_ONE and isinstance(value, int) and value < 1:
         raise UserError(f"'{key}' must be at least 1; got {value}", path=source)
     if name.endswith("dropout") and isinstance(value, float) and not 0.0 <= value < 1.0:

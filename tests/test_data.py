@@ -213,3 +213,28 @@ def test_hub_dataset_class_labels_are_mapped_to_names(monkeypatch):
     assert data.labels(splits["train"]) == ["pos", "neg", "pos", "neg"]
     assert data.texts(splits["validation"]) == ["nice"] and data.labels(splits["validation"]) == ["pos"]
     assert splits["train"].items[1].where == "hub:someone/reviews[train]:2"
+
+
+@pytest.mark.parametrize("validation, notice", [(None, True), ("given", False)])
+def test_data_argument_says_when_validation_is_carved_instead_of_the_presets(
+        tmp_path, monkeypatch, validation, notice):
+    """--data replaces the preset's files: the run says that its validation is now carved
+    from the training file, unless --validation names one."""
+    import elman
+    from elman.core import run as run_module
+
+    seen = {}
+    monkeypatch.setattr(run_module, "run", lambda task, cfg, *args, **kwargs:
+                        seen.setdefault("cfg", cfg) and {})
+    path = tmp_path / "train.csv"
+    path.write_text("text,label\n" + "".join(f"t{i},{'a' if i % 2 else 'b'}\n"
+                                            for i in range(20)), encoding="utf-8")
+    lines = []
+    elman.train("sentiment", data=str(path), out=str(tmp_path / "run"),
+                validation=str(path) if validation else None,
+                reports=str(tmp_path / "reports"), log=lines.append)
+    said = [line for line in lines if line.startswith("notice: --data replaces")]
+    assert bool(said) == notice
+    if notice:  # the default preset's validation file is named, and the share carved
+        assert "data/sentiment/en/validation.csv" in said[0] and "= 0.1)" in said[0]
+        assert seen["cfg"].data.validation == ""

@@ -67,12 +67,25 @@ class PretrainConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class NoiseConfig:
+    """Training labels set aside before training (elman.core.label_noise)."""
+
+    filter: str = "none"  # "confident": set aside the training texts that a linear char
+    # n-gram model, fitted on the other folds, confidently reads as another label
+    # (confident learning); every such text is listed in the report
+    folds: int = 5  # folds of the out-of-fold probabilities (at least 2)
+    ngrams: int = 3  # the linear model reads character 1- to n-grams (TF-IDF)
+    c: float = 10.0  # its logistic regression's inverse L2 strength
+
+
+@dataclasses.dataclass(frozen=True)
 class SentimentConfig:
     """Everything a sentiment run needs."""
 
     choices: typing.ClassVar[dict] = {  # allowed values of this task's own string settings
         "head.pooling": ("last", "max", "mean", "max-mean", "attention"),
         "pretrain.transfer": ("embedding-encoder", "embedding"),
+        "noise.filter": ("none", "confident"),
     }
 
     task: str = "sentiment"  # the task name
@@ -85,4 +98,5 @@ class SentimentConfig:
     encoder: EncoderConfig = EncoderConfig()
     head: SentimentHeadConfig = SentimentHeadConfig()
     pretrain: PretrainConfig = PretrainConfig()
+    noise: NoiseConfig = NoiseConfig()
     train: TrainConfig = TrainConfig()

@@ -125,6 +125,31 @@ def members_section(ctx, rows):
         f"ensemble's {ctx.results['validation'].scores['accuracy']:.4f}.")
 
 
+def noise_section(ctx, record):
+    """The "Training labels set aside" section; writes label_noise.tsv (every such text)."""
+    from elman.core.label_noise import COLUMNS
+
+    rep.write_predictions(ctx.report_dir / "label_noise.tsv",
+                          [{k: r[k] for k in COLUMNS} for r in record.rows])
+    shown = record.rows[:10]
+    return (
+        "## Training labels set aside\n\n"
+        f"`noise.filter = \"confident\"`: {len(record.rows):,} of the {record.texts:,} "
+        f"training texts ({len(record.rows) / record.texts:.1%}) were set aside before "
+        "training: a logistic regression on character "
+        f"1–{ctx.cfg.noise.ngrams}-grams, fitted on the other {record.folds - 1} of "
+        f"{record.folds} folds, reads each of them as another label with at least that "
+        "label's threshold (the model's mean probability on the texts carrying it). Every "
+        "one is in `label_noise.tsv`; validation and test texts are never filtered.\n\n"
+        + rep.md_table(["label", "training texts", "threshold", "set aside"],
+                       [(label, record.per_label[label]["texts"], record.thresholds[label],
+                         record.per_label[label]["set_aside"]) for label in record.per_label])
+        + "\n\nThe most confident of them:\n\n"
+        + (rep.md_table(["text", "label", "reads as", "probability", "where"],
+                        [(r["text"][:160], r["label"], r["reads_as"], r["p_reads_as"],
+                          r["where"]) for r in shown]) if shown else "(none)"))
+
+
 def pretraining_section(ctx, pretraining, extra_source):
     """The "Pretraining" section: what was pretrained on and each member's best epoch."""
     p = ctx.cfg.pretrain

@@ -136,6 +136,14 @@ class SentimentTask(Task):
     def load_data(self, cfg):
         splits = load_data(cfg)
         self.extra_texts, self.extra_source = pretraining_texts(cfg)
+        self.noise = None
+        if cfg.noise.filter == "confident":
+            from elman.core.label_noise import filter_split
+
+            labels = sorted(set(data_stage.labels(splits["train"])))
+            if len(labels) >= 2:  # one label: prepare's error says so
+                splits["train"], self.noise = filter_split(splits["train"], labels, cfg.noise,
+                                                           cfg.train.seed)
         return splits
 
     def prepare(self, ctx):
@@ -149,6 +157,8 @@ class SentimentTask(Task):
         if len(labels) < 2:
             raise UserError(f"training data has only one label ({labels[0]}); need at least "
                             "two", path=splits["train"].source)
+        if self.noise is not None:
+            ctx.log(self.noise.message())
         tokenizer, char_layer = _tokenizers(ctx)
         stats = {name: token_stats(tokenizer, data_stage.texts(split))
                  for name, split in splits.items()}
@@ -295,6 +305,8 @@ class SentimentTask(Task):
                    "are member 1's."]
         if member_rows:
             summary.append(sentiment_report.members_section(ctx, member_rows))
+        if self.noise is not None:
+            summary.append(sentiment_report.noise_section(ctx, self.noise))
         if fitted.extra["pretraining"]:
             summary.append(sentiment_report.pretraining_section(
                 ctx, fitted.extra["pretraining"], self.extra_source))
@@ -311,6 +323,7 @@ class SentimentTask(Task):
             "labels": state.labels, **train_metrics(result),
             "ensemble_members": member_rows, "pretraining": fitted.extra["pretraining"],
             "pretraining_texts": self.extra_source,
+            "label_noise": None if self.noise is None else self.noise.summary(),
             "data": {n: {"examples": len(s.items), "skipped": s.skipped,
                          "columns_found": s.counts.get("columns_found", {}),
                          "folders": s.counts.get("folders"),
