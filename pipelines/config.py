@@ -127,6 +127,8 @@ class TrainConfig:
     ema: float = 0.0  # momentum of an exponential moving average of the weights, which
     # is what validation, the best checkpoint and the saved model use; 0 disables it
     patience: int = 3  # early stopping: epochs without validation improvement
+    average_best: int = 0  # checkpoint averaging: the returned weights are the mean of the
+    # weights of the k best epochs by `monitor`; 0 or 1: the best epoch's weights alone
     monitor: str = "val_loss"  # the quantity early stopping and the best checkpoint watch
     seed: int = 1234  # seeds Python, NumPy and TensorFlow; op determinism is enabled
     bucketing: bool = True  # batch examples of similar length together
@@ -170,7 +172,7 @@ _AT_LEAST_ONE = {"units", "num_layers", "dim", "embedding_dim", "epochs", "batch
 
 
 _AT_LEAST_ZERO = {"max_minutes", "weight_decay", "clipnorm", "ema", "threads", "batch_tokens",
-                  "length_multiple", "vector_std"}
+                  "length_multiple", "vector_std", "average_best"}
 
 
 # upper bounds by setting name: beyond them a run cannot fit this kind of machine anyway,
@@ -181,7 +183,8 @@ _AT_MOST = {"units": 16_384, "dim": 16_384, "embedding_dim": 16_384, "num_layers
             "ensemble": 100, "max_word_length": 1_000, "kernel_size": 1_000,
             "chunk_length": 100_000, "batch_tokens": 50_000_000, "vocabulary_size": 1_000_000,
             "length_multiple": 1_024, "steps_per_execution": 10_000, "vector_epochs": 1_000,
-            "vector_window": 1_000, "vector_max_tokens": 10_000_000_000, "folds": 100}
+            "vector_window": 1_000, "vector_max_tokens": 10_000_000_000, "folds": 100,
+            "average_best": 100}
 
 
 def _check_range(key, value, source):

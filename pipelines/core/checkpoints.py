@@ -85,5 +85,6 @@ def commit_epoch(ckpt_dir, state, files):
         used.update(ckpt_dir / name for name in ((_load_state(path) or {}).get("files") or {}
                                                  ).values() if name)
     for path in ckpt_dir.iterdir():
-        if path.name.startswith(("epoch-", "best-epoch-", "state-epoch-")) and path not in used:
+        if path.name.startswith(("epoch-", "best-epoch-", "top-epoch-",
+                                                     "state-epoch-")) and path not in used:
             path.unlink(missing_ok=True)

@@ -82,8 +82,9 @@ class EpochCommitter(keras.callbacks.Callback):
     CUT_GRACE_SECONDS = 60.0
 
     def __init__(self, ckpt_dir, state, monitor, patience, chief=True, max_seconds=0.0,
-                 cut_inside_epochs=True):
+                 cut_inside_epochs=True, average_best=0):
         super().__init__()
+        self.average_best = int(average_best)  # k > 1: the k best epochs' weights are kept
         self.ckpt_dir = Path(ckpt_dir)
         self.state = state
         self.monitor = monitor
@@ -124,9 +125,9 @@ class EpochCommitter(keras.callbacks.Callback):
         if value is None:
             raise UserError(f"train.monitor '{self.monitor}' is not a logged metric; "
                             f"choose one of {', '.join(sorted(logs))}")
+        higher = self.monitor.endswith(("accuracy", "f1", "auc"))
         improved = state["best"] is None or (
-            value > state["best"] if self.monitor.endswith(("accuracy", "f1", "auc"))
-            else value < state["best"])
+            value > state["best"] if higher else value < state["best"])
         state["epoch"] = epoch + 1
         old = dict(state.get("files", {}))
         files = {"model": f"epoch-{epoch + 1:03d}.keras", "best": old.get("best")}
@@ -135,6 +136,8 @@ class EpochCommitter(keras.callbacks.Callback):
             files["best"] = f"best-epoch-{epoch + 1:03d}.weights.h5"
         else:
             state["wait"] += 1
+        entered = self._rank(state, value, epoch + 1, higher)
+        files.update({f"top{i + 1}": _top_name(e) for i, (_, e) in enumerate(state["top"])})
         state["files"] = files
         state["seed_states"] = [v.numpy().tolist() for v in seed_variables(self.model)]
         if self.cut is not None and self.cut[0] == epoch + 1:
@@ -151,6 +154,9 @@ class EpochCommitter(keras.callbacks.Callback):
             if improved:  # the weights validation saw: the EMA ones when EMA is on
                 with _AveragedWeights(self.model):
                     _save_weights_atomic(self.model, self.ckpt_dir / files["best"])
+            if entered:
+                with _AveragedWeights(self.model):
+                    _save_weights_atomic(self.model, self.ckpt_dir / _top_name(epoch + 1))
             commit_epoch(self.ckpt_dir, state, files)
             lines = [",".join(["epoch"] + sorted(state["history"]))]
             for i in range(state["epoch"]):
@@ -159,6 +165,51 @@ class EpochCommitter(keras.callbacks.Callback):
                     for k in sorted(state["history"])]))
             write_text_atomic(self.ckpt_dir.parent / "logs" / "training.csv",
                               "\n".join(lines) + "\n")
+
+
+    def _rank(self, state, value, epoch, higher):
+        """Puts the epoch among the `average_best` best ones (state["top"]: [value, epoch]
+        pairs, best first; a tie goes to the earlier epoch); True when it entered them."""
+        top = [list(pair) for pair in state.get("top", [])]
+        if self.average_best < 2:
+            state["top"] = []
+            return False
+        top.append([value, epoch])
+        top.sort(key=lambda pair: (-pair[0] if higher else pair[0], pair[1]))
+        state["top"] = top[:self.average_best]
+        return [value, epoch] in state["top"]
+
+
+def _top_name(epoch):
+    return f"top-epoch-{epoch:03d}.weights.h5"
+
+
+def average_top(model, ckpt_dir, state, log=print):
+    """Puts the mean of the kept best epochs' weights (`train.average_best`) in the model
+    and returns their epochs, best first; [] when fewer than two were kept. Floating
+    weights are averaged in float64; any others are the best epoch's."""
+    import numpy as np
+
+    epochs = [epoch for _, epoch in state.get("top", [])]
+    if len(epochs) < 2:
+        return []
+    total = None
+    for epoch in epochs:
+        model.load_weights(Path(ckpt_dir) / _top_name(epoch))
+        values = [np.asarray(w.numpy()) for w in model.weights]
+        if total is None:
+            total = [v.astype(np.float64) if np.issubdtype(v.dtype, np.floating) else v
+                     for v in values]
+        else:
+            total = [t + v if np.issubdtype(v.dtype, np.floating) else t
+                     for t, v in zip(total, values)]
+    for weight, value in zip(model.weights, total):
+        if np.issubdtype(value.dtype, np.floating):
+            value = (value / len(epochs)).astype(weight.dtype)
+        weight.assign(value)
+    log(f"weights averaged over the {len(epochs)} best epochs ({', '.join(map(str, epochs))}; "
+        f"train.average_best)")
+    return epochs
 
 
 def budget_message(committer, state, cfg):

@@ -29,8 +29,11 @@ def training_line(result, note=""):
     cut = getattr(result, "cut_epoch", None)
     cut_text = (f", epoch {cut['epoch']} stopped by the time budget after {cut['batches']}"
                 + (f" of {cut['of']}" if cut.get("of") else "") + " batches") if cut else ""
+    averaged = getattr(result, "averaged_epochs", None)
+    averaged_text = (f"; the weights are the mean of epochs {', '.join(map(str, averaged))}"
+                     " (`train.average_best`)") if averaged else ""
     return (f"Trained {result.epochs_run} epochs (best: epoch {result.best_epoch}"
-            f"{', stopped early' if result.stopped_early else ''}{cut_text}); "
+            f"{', stopped early' if result.stopped_early else ''}{cut_text}{averaged_text}); "
             f"{result.tokens_per_second:,.0f} training tokens/s in this process{note}."
             + _batching_text(getattr(result, "batching", None)))
 
@@ -65,8 +68,10 @@ def train_metrics(result):
     """The metrics.json keys every trained run has, from a TrainResult."""
     batching = {"batching": result.batching} if getattr(result, "batching", None) else {}
     cut = getattr(result, "cut_epoch", None)
+    averaged = getattr(result, "averaged_epochs", None)
     return {"history": result.history, "best_epoch": result.best_epoch,
             "epochs_run": result.epochs_run, **({"cut_epoch": cut} if cut else {}),
+            **({"averaged_epochs": list(averaged)} if averaged else {}),
             "train_tokens_per_second": result.tokens_per_second, **batching}
 
 

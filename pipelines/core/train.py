@@ -20,7 +20,7 @@ from elman.config import length_multiple
 from elman.core.batching import dataset_from_plan, plan_stats, plan_training
 from elman.core.checkpoints import read_state  # noqa: F401 (public here too)
 from elman.core.committer import (  # noqa: F401 (public here too)
-    EpochCommitter, _AveragedWeights, budget_message, seed_variables)
+    EpochCommitter, _AveragedWeights, average_top, budget_message, seed_variables)
 from elman.core.compiled import fit_each_epoch, graph_mode, use_xla
 from elman.errors import UserError
 
@@ -114,6 +114,8 @@ class TrainResult:
     tokens_per_second: float  # real (non-padding) training tokens per second
     batching: dict = dataclasses.field(default_factory=dict)  # how batches were formed
     cut_epoch: dict = None  # {epoch, batches, of}: the time budget stopped inside an epoch
+    averaged_epochs: list = dataclasses.field(default_factory=list)  # train.average_best:
+    # the epochs whose weights were averaged into the returned model, best first
 
 
 def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
@@ -174,7 +176,8 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
     start = state["epoch"]
     committer = EpochCommitter(ckpt_dir, state, cfg.monitor, cfg.patience, chief,
                                60.0 * getattr(cfg, "max_minutes", 0.0),
-                               cut_inside_epochs=not multi_worker)
+                               cut_inside_epochs=not multi_worker,
+                               average_best=getattr(cfg, "average_best", 0))
     seconds, tokens = 0.0, 0
     if not (state.get("stopped_early") or start >= cfg.epochs):
         began = time.perf_counter()
@@ -193,10 +196,12 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                                         custom_objects=custom_objects)
     if state["files"].get("best"):
         model.load_weights(ckpt_dir / state["files"]["best"])
+    averaged = average_top(model, ckpt_dir, state, log)
     graph_mode(model)  # evaluation and reports batch by exact length: one graph serves all
     return TrainResult(model, state["history"], state["best_epoch"], state["epoch"],
                        bool(state.get("stopped_early")), seconds,
-                       tokens / seconds if seconds else 0.0, batching, state.get("cut_epoch"))
+                       tokens / seconds if seconds else 0.0, batching, state.get("cut_epoch"),
+                       averaged)
 
 
 def _replicas(strategy):

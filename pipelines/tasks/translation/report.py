@@ -273,7 +273,9 @@ def summary(ctx, model, main_references, cpu_seconds):
                       for n, r in ctx.results.items()]),
         (f"Trained {result.epochs_run} epochs in {result.seconds / 60:.1f} min "
          f"({cpu_seconds / 60:.1f} CPU-min) in this process "
-         f"(best: epoch {result.best_epoch}{', stopped early' if result.stopped_early else ''});"
+         f"(best: epoch {result.best_epoch}{', stopped early' if result.stopped_early else ''}"
+         + (f"; the weights are the mean of epochs {', '.join(map(str, result.averaged_epochs))}"
+            " (`train.average_best`)" if result.averaged_epochs else "") + ");"
          f" {result.tokens_per_second:,.0f} training tokens/s. BLEU and chrF: sacrebleu, "
          f"tokenizer `{tokenize}`, {'lower-cased' if lowercase(cfg) else 'case-sensitive'}, "
          "one reference."),
