@@ -72,6 +72,10 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         lm_words: int, classes of that prediction (padding as the text's edge, OOV, and
             the token ids below it). Default 2000.
         lm_hidden: int, tanh units before each direction's softmax. Default 50.
+        rcnn: int, the recurrent-convolutional head of Lai et al. 2015: each position's
+            encoder states joined with the token vector the encoder read there go through
+            a tanh layer of this many units before the pooling. Needs a pooling other than
+            "last". 0 (the default) turns it off.
 
     Example:
     >>> model = SentimentClassifier(vocabulary_size=100, num_classes=2, units=8)
@@ -87,7 +91,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                  char_embedding_dim=25, char_units=50, char_kernel_size=3,
                  recurrent_dropout=0.0, adversarial=0.0, bigram_pairs=None, bigram_dim=50,
                  virtual_adversarial=0.0, attention_units=64, rdrop=0.0, lm_weight=0.0,
-                 lm_words=2000, lm_hidden=50, **kwargs):
+                 lm_words=2000, lm_hidden=50, rcnn=0, **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
         if pooling not in ("last", *POOLING_MODES):
@@ -108,6 +112,9 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         if lm_weight and (pooling == "last" or bigram_pairs is not None):
             raise ValueError("Expected a pooling other than 'last' and no bigram_pairs with "
                              f"lm_weight > 0. Received: pooling={pooling!r}")
+        if rcnn < 0 or (rcnn and pooling == "last"):
+            raise ValueError("Expected rcnn >= 0, and a pooling other than 'last' with rcnn > 0. "
+                             f"Received: rcnn={rcnn!r}, pooling={pooling!r}")
         if char_features != "none" and char_vocabulary_size < 3:
             raise ValueError("Expected char_vocabulary_size >= 3 with char features. "
                              f"Received: char_vocabulary_size={char_vocabulary_size!r}")
@@ -135,6 +142,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         if word_dropout:
             x = keras.layers.Dropout(word_dropout, noise_shape=(None, None, 1),
                                      name="word_dropout")(x)
+        tokens = x  # what the encoder reads, joined to its states again with rcnn
         # with lm_weight the first layer's states also predict the neighbour tokens
         encoders = stacked_encoders(dict(cell=cell, units=units, num_layers=num_layers,
                                          bidirectional=bidirectional, dropout=dropout,
@@ -143,6 +151,9 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                                          recurrent_dropout=recurrent_dropout), lm_weight)
         x = encode_with_objective(encoders, x, ids, lm_weight=lm_weight, lm_words=lm_words,
                                   lm_hidden=lm_hidden, vocabulary_size=vocabulary_size)
+        if rcnn:  # each position: tanh(W [states; token vector] + b), then pooled
+            x = JoinWordFeatures(name="states_and_tokens")([x, tokens])
+            x = keras.layers.Dense(rcnn, activation="tanh", name="rcnn")(x)
         if pooling != "last":
             x = MaskedPooling(pooling, attention_units=attention_units, name="pooling")(x)
         if hidden:
@@ -184,6 +195,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         self.lm_weight = float(lm_weight)
         self.lm_words = lm_words
         self.lm_hidden = lm_hidden
+        self.rcnn = int(rcnn)
 
     def get_config(self):
         return {
@@ -209,5 +221,5 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             "rdrop": self.rdrop,
             "bigram_pairs": self.bigram_pairs,
             "bigram_dim": self.bigram_dim, "lm_weight": self.lm_weight,
-            "lm_words": self.lm_words, "lm_hidden": self.lm_hidden,
+            "lm_words": self.lm_words, "lm_hidden": self.lm_hidden, "rcnn": self.rcnn,
         }

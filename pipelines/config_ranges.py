@@ -16,7 +16,7 @@ _AT_LEAST_ONE = {"units", "num_layers", "dim", "embedding_dim", "epochs", "batch
 
 
 _AT_LEAST_ZERO = {"max_minutes", "weight_decay", "clipnorm", "ema", "threads", "batch_tokens",
-                  "length_multiple", "vector_std", "average_best"}
+                  "length_multiple", "vector_std", "average_best", "rcnn"}
 
 
 # upper bounds by setting name: beyond them a run cannot fit this kind of machine anyway,
@@ -28,7 +28,7 @@ _AT_MOST = {"units": 16_384, "dim": 16_384, "embedding_dim": 16_384, "num_layers
             "chunk_length": 100_000, "batch_tokens": 50_000_000, "vocabulary_size": 1_000_000,
             "length_multiple": 1_024, "steps_per_execution": 10_000, "vector_epochs": 1_000,
             "vector_window": 1_000, "vector_max_tokens": 10_000_000_000, "folds": 100,
-            "average_best": 100}
+            "average_best": 100, "rcnn": 16_384}
 
 
 def check_range(key, value, source):

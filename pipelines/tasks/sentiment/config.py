@@ -31,6 +31,9 @@ class SentimentHeadConfig:
     lm_words: int = 2000  # classes of that prediction: the most frequent tokens, OOV for
     # the rest, and the text's edge
     lm_hidden: int = 50  # tanh units before each direction's softmax
+    rcnn: int = 0  # units of a tanh layer that reads each position's encoder states joined
+    # with the token vector the encoder read there, before the pooling (the recurrent CNN
+    # of Lai et al. 2015); 0: off. Needs a pooling other than "last"
 
 
 @dataclasses.dataclass(frozen=True)

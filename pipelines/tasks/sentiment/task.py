@@ -132,6 +132,10 @@ class SentimentTask(Task):
         check_adversarial_strategy(cfg)
         check_starting_vectors(cfg.embedding)
         check_lm_objective(cfg, pooled_states=cfg.head.pooling != "last")
+        if cfg.head.rcnn and cfg.head.pooling == "last":
+            raise UserError("head.rcnn reads the encoder's states at every position, which "
+                            "pooling \"last\" does not keep; use head.pooling = \"max\" "
+                            "(or mean, max-mean, attention) with head.rcnn")
 
     def load_data(self, cfg):
         splits = load_data(cfg)

@@ -187,7 +187,8 @@ class PrefixTracer:
         for k in members:
             member = self.classifiers[k]
             if k not in self._encoders:
-                self._encoders[k] = keras.Model(member.input, member.get_layer("encoder").output)
+                read = "rcnn" if getattr(member, "rcnn", 0) else "encoder"  # what pools
+                self._encoders[k] = keras.Model(member.input, member.get_layer(read).output)
             encoded = self._encoders[k](x, training=False)
             weights = member.get_layer("pooling").attention_weights(encoded, grid != 0)
             total += np.asarray(weights, np.float64)
