@@ -16,7 +16,11 @@ the moving average stay Keras' (they run before and after `update_step`). The sl
 their names and the config are Keras', so checkpoints move between the classes.
 The fused kernels are used on the TensorFlow backend outside a `tf.distribute`
 strategy; under a strategy (mirrored or multi-worker variables), with AMSGrad or
-Nesterov, the Keras update runs unchanged.
+Nesterov, the Keras update runs. An embedding's sparse gradient is made dense (repeated
+rows summed) for either path: Keras' Adam given the slices squares each occurrence apart
+for v and moves the moments of the rows in the batch only, which is neither Adam's update
+nor the fused kernel's, so without it a distributed run would not equal a single-device
+one (tests/test_oracles_distributed.py).
 """
 
 import keras
@@ -36,13 +40,22 @@ def _handle(variable):
     return variable.handle
 
 
+def _dense(gradient):
+    """A sparse (IndexedSlices) gradient as a dense tensor; any other unchanged."""
+    if keras.backend.backend() != "tensorflow":
+        return gradient
+    import tensorflow as tf
+
+    return tf.convert_to_tensor(gradient) if isinstance(gradient, tf.IndexedSlices) else gradient
+
+
 @keras.saving.register_keras_serializable(package="elman")
 class FusedAdam(keras.optimizers.Adam):
     """`keras.optimizers.Adam` updating each weight with TensorFlow's fused kernel."""
 
     def update_step(self, gradient, variable, learning_rate):
         if self.amsgrad or not _fused_available():
-            return super().update_step(gradient, variable, learning_rate)
+            return super().update_step(_dense(gradient), variable, learning_rate)
         import tensorflow as tf
 
         dtype = variable.dtype

@@ -20,6 +20,7 @@ KILL = r"""
 import os, signal, sys
 point = sys.argv[1]
 import elman.core.run as run_module, elman.core.train as train_module
+import elman.core.committer as committer_module
 from elman.tasks.base import Task
 
 def die(*_, **__):
@@ -40,12 +41,12 @@ elif point == "before-first-epoch":  # epoch 1, batch 2
         return original(self, batch, logs)
     train_module.EpochCommitter.on_train_batch_end = batch_end
 elif point == "during-commit":  # epoch 3's model file is written, its state is not
-    original = train_module.commit_epoch
+    original = committer_module.commit_epoch
     def commit(ckpt_dir, state, files):
         if state["epoch"] == 3:
             die()
         return original(ckpt_dir, state, files)
-    train_module.commit_epoch = commit
+    committer_module.commit_epoch = commit
 elif point == "after-model-save":
     Task.export = die
 elif point == "during-report":

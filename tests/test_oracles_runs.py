@@ -107,7 +107,7 @@ def test_pretrained_vectors_end_to_end(sentiment_runs):
     metrics = json.loads((report / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["embedding_coverage"] == {
         "path": str(sentiment_runs["vectors"]), "found": found, "vocabulary": len(tokens),
-        "found_lowercased": len(lowered), "share": found / len(tokens)}
+        "found_lowercased": len(lowered), "share": found / len(tokens), "learned": False}
 
     model = runs.load_model(run)
     embeddings = [w for w in model.weights if w.path.endswith("embedding/embeddings")]
