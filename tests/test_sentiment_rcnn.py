@@ -1,8 +1,7 @@
 """The recurrent-convolutional head (`head.rcnn`, Lai et al. 2015) of the sentiment
 classifier: what it computes, checked against NumPy from the model's own weights, its
-masking, its settings' errors, and a CLI run with the reading trace."""
+masking, its settings' errors (also through the CLI), and the reading trace."""
 
-import json
 import subprocess
 import sys
 
@@ -20,20 +19,23 @@ def _model(pooling="max", rcnn=3, seed=7):
                                rcnn=rcnn)
 
 
-def _numpy_forward(model, ids):
-    """The head by hand: tanh(W [states; token vector] + b) at each real position, the
-    maximum over real positions, then the softmax layer."""
+def _numpy_rcnn(model, ids):
+    """tanh(W [states; token vector] + b) at every position, [batch, steps, units], from
+    the encoder's outputs and the model's embedding and rcnn weights."""
     states = keras.Model(model.input, model.get_layer("encoder").output)(ids, training=False)
     states = np.asarray(states, np.float64)
     table = np.asarray(model.get_layer("embedding").get_weights()[0], np.float64)
     w, b = (np.asarray(a, np.float64) for a in model.get_layer("rcnn").get_weights())
+    return np.tanh(np.concatenate([states, table[np.asarray(ids)]], axis=-1) @ w + b)
+
+
+def _numpy_forward(model, ids):
+    """The head by hand: the rcnn layer, the maximum over real positions, the softmax."""
     w_out, b_out = (np.asarray(a, np.float64)
                     for a in model.get_layer("probabilities").get_weights())
     rows = []
-    for row_ids, row_states in zip(ids, states):
-        real = [t for t, i in enumerate(row_ids) if i != 0]
-        joined = np.stack([np.concatenate([row_states[t], table[row_ids[t]]]) for t in real])
-        pooled = np.tanh(joined @ w + b).max(axis=0)
+    for row_ids, row_r in zip(ids, _numpy_rcnn(model, ids)):
+        pooled = row_r[np.asarray(row_ids) != 0].max(axis=0)
         logits = pooled @ w_out + b_out
         e = np.exp(logits - logits.max())
         rows.append(e / e.sum())
@@ -107,11 +109,7 @@ def test_trace_attention_weights_read_the_rcnn_layer():
     text = "not good food , slow service"
     trace = tracer.trace([text])[0]
     ids = tokenizer(tf.constant([text])).numpy()[:, :len(trace["tokens"])]
-    states = np.asarray(keras.Model(model.input, model.get_layer("encoder").output)(ids),
-                        np.float64)[0]
-    table = np.asarray(model.get_layer("embedding").get_weights()[0], np.float64)
-    w, b = (np.asarray(a, np.float64) for a in model.get_layer("rcnn").get_weights())
-    r = np.tanh(np.concatenate([states, table[ids[0]]], axis=1) @ w + b)
+    r = _numpy_rcnn(model, ids)[0]
     w_a, b_a, u = (np.asarray(a, np.float64) for a in model.get_layer("pooling").get_weights())
     scores = np.tanh(r @ w_a + b_a) @ u
     expected = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()

@@ -187,7 +187,7 @@ class PrefixTracer:
         for k in members:
             member = self.classifiers[k]
             if k not in self._encoders:
-                read = "rcnn" if getattr(member, "rcnn", 0) else "encoder"  # what pools
+                read = "rcnn" if member.rcnn else "encoder"  # what the pooling reads
                 self._encoders[k] = keras.Model(member.input, member.get_layer(read).output)
             encoded = self._encoders[k](x, training=False)
             weights = member.get_layer("pooling").attention_weights(encoded, grid != 0)
