@@ -157,26 +157,54 @@ class AdversarialTraining:
         One backward pass over the clean loss gives both the gradient with respect to
         the vectors and the clean weight gradient; each extra loss adds one backward
         pass for its weight gradient (its perturbation is a constant).
+
+        Mixup (`mixup`, α of elman.models.mixup; needs a `SentenceMixup` layer named
+        "mixup"): every pass of the step mixes the batch's sentence vectors with one λ and
+        one shuffle, and every loss above becomes λ·loss(y) + (1 - λ)·loss(y shuffled);
+        the reported `loss` is that mixed one.
         """
         virtual = getattr(self, "virtual_adversarial", 0.0)
         rdrop = getattr(self, "rdrop", 0.0)
-        if not self.adversarial and not virtual and not rdrop:
+        mixup = getattr(self, "mixup", 0.0)
+        if not self.adversarial and not virtual and not rdrop and not mixup:
             return super().train_step(data)
         import tensorflow as tf
 
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        if not mixup:
+            return self._robust_step(x, y, sample_weight, self.compute_loss)
+        from elman.models.mixup import mixup_draw
+
+        lam, order = mixup_draw(mixup, self.optimizer.iterations, tf.shape(y)[0])
+
+        def mixed_loss(x, y, y_pred, sample_weight, training):
+            other = None if sample_weight is None else tf.gather(sample_weight, order)
+            return (lam * self.compute_loss(x, y, y_pred, sample_weight, training=training)
+                    + (1.0 - lam) * self.compute_loss(x, tf.gather(y, order), y_pred, other,
+                                                      training=training))
+
+        with self.get_layer("mixup").mixing(lam, order):
+            return self._robust_step(x, y, sample_weight, mixed_loss)
+
+    def _robust_step(self, x, y, sample_weight, compute_loss):
+        """The step of `train_step` with `compute_loss(x, y, y_pred, sample_weight,
+        training)` as the loss of every pass."""
+        import tensorflow as tf
+
+        virtual = getattr(self, "virtual_adversarial", 0.0)
+        rdrop = getattr(self, "rdrop", 0.0)
         noise = self.get_layer("adversarial") if self.adversarial or virtual else None
         weights = self.trainable_weights
         replicas = tf.distribute.get_strategy().num_replicas_in_sync
         with tf.GradientTape() as tape:
             y_pred = self(x, training=True)
-            loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
+            loss = compute_loss(x, y, y_pred, sample_weight, training=True)
             vectors, mask = noise.seen() if noise is not None else (None, None)
             objective = loss
             if rdrop:  # a second pass, other dropout masks; both pulled towards each other
                 second = self(x, training=True)
-                objective = (loss + self.compute_loss(x, y, second, sample_weight,
-                                                      training=True)) / 2 + rdrop * (
+                objective = (loss + compute_loss(x, y, second, sample_weight,
+                                                 training=True)) / 2 + rdrop * (
                     divergence(y_pred, second) + divergence(second, y_pred)) / (2 * replicas)
             scaled = self.optimizer.scale_loss(objective)
         if noise is None:
@@ -189,7 +217,7 @@ class AdversarialTraining:
                 with noise.perturbed(delta):
                     moved = self(x, training=True)
                 scaled = self.optimizer.scale_loss(
-                    self.compute_loss(x, y, moved, sample_weight, training=True))
+                    compute_loss(x, y, moved, sample_weight, training=True))
             gradients = [add_gradients(a, b)
                          for a, b in zip(gradients, tape.gradient(scaled, weights))]
         if virtual:

@@ -5,6 +5,7 @@ import keras
 from elman.models.adversarial import AdversarialTraining, EmbeddingPerturbation
 from elman.models.char_word_features import CharWordFeatures, JoinWordFeatures
 from elman.models.masked_pooling import MODES as POOLING_MODES, MaskedPooling
+from elman.models.mixup import SentenceMixup
 from elman.models.neighbour_words import encode_with_objective, stacked_encoders
 from elman.models.serialization import EmbeddingInitializerConfig
 from elman.models.token_bigrams import TokenBigrams
@@ -76,6 +77,9 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             encoder states joined with the token vector the encoder read there go through
             a tanh layer of this many units before the pooling. Needs a pooling other than
             "last". 0 (the default) turns it off.
+        mixup: float, α of mixup on the pooled sentence vectors (elman.models.mixup):
+            each training step mixes the batch's vectors and their losses with a share
+            drawn from Beta(α, α). 0 (the default) turns it off.
 
     Example:
     >>> model = SentimentClassifier(vocabulary_size=100, num_classes=2, units=8)
@@ -91,7 +95,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
                  char_embedding_dim=25, char_units=50, char_kernel_size=3,
                  recurrent_dropout=0.0, adversarial=0.0, bigram_pairs=None, bigram_dim=50,
                  virtual_adversarial=0.0, attention_units=64, rdrop=0.0, lm_weight=0.0,
-                 lm_words=2000, lm_hidden=50, rcnn=0, **kwargs):
+                 lm_words=2000, lm_hidden=50, rcnn=0, mixup=0.0, **kwargs):
         if num_classes < 2:
             raise ValueError(f"Expected num_classes >= 2. Received: num_classes={num_classes}")
         if pooling not in ("last", *POOLING_MODES):
@@ -115,6 +119,8 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         if rcnn < 0 or (rcnn and pooling == "last"):
             raise ValueError("Expected rcnn >= 0, and a pooling other than 'last' with rcnn > 0. "
                              f"Received: rcnn={rcnn!r}, pooling={pooling!r}")
+        if not mixup >= 0.0:
+            raise ValueError(f"Expected mixup >= 0. Received: mixup={mixup!r}")
         if char_features != "none" and char_vocabulary_size < 3:
             raise ValueError("Expected char_vocabulary_size >= 3 with char features. "
                              f"Received: char_vocabulary_size={char_vocabulary_size!r}")
@@ -156,6 +162,8 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             x = keras.layers.Dense(rcnn, activation="tanh", name="rcnn")(x)
         if pooling != "last":
             x = MaskedPooling(pooling, attention_units=attention_units, name="pooling")(x)
+        if mixup:  # the sentence vectors, mixed in pairs inside a training step
+            x = SentenceMixup(name="mixup")(x)
         if hidden:
             x = keras.layers.Dense(hidden, activation="relu", name="hidden")(x)
         if head_dropout:
@@ -196,6 +204,7 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
         self.lm_words = lm_words
         self.lm_hidden = lm_hidden
         self.rcnn = int(rcnn)
+        self.mixup = float(mixup)
 
     def get_config(self):
         return {
@@ -222,4 +231,5 @@ class SentimentClassifier(EmbeddingInitializerConfig, AdversarialTraining, keras
             "bigram_pairs": self.bigram_pairs,
             "bigram_dim": self.bigram_dim, "lm_weight": self.lm_weight,
             "lm_words": self.lm_words, "lm_hidden": self.lm_hidden, "rcnn": self.rcnn,
+            "mixup": self.mixup,
         }

@@ -318,7 +318,7 @@ def check_adversarial_strategy(config):
     """Adversarial training runs in the model's own train_step, which the multi-worker
     loop (elman.core.multi_worker) does not call: refused there, before any data is read."""
     for section, key in (("embedding", "adversarial"), ("embedding", "virtual_adversarial"),
-                         ("head", "rdrop")):
+                         ("head", "rdrop"), ("head", "mixup")):
         if (getattr(getattr(config, section, None), key, 0.0)
                 and config.train.strategy == "multi-worker"):
             raise UserError(f"{section}.{key} is not available with train.strategy "

@@ -34,6 +34,9 @@ class SentimentHeadConfig:
     rcnn: int = 0  # units of a tanh layer that reads each position's encoder states joined
     # with the token vector the encoder read there, before the pooling (the recurrent CNN
     # of Lai et al. 2015); 0: off. Needs a pooling other than "last"
+    mixup: float = 0.0  # α of mixup on the pooled sentence vectors (Zhang et al. 2018, Guo
+    # et al. 2019): each training step mixes every sentence's vector and loss with another
+    # one of its batch, by a share drawn from Beta(α, α); 0: off
 
 
 @dataclasses.dataclass(frozen=True)

@@ -43,7 +43,7 @@ def classifier_from_config(cfg, vocabulary_size, num_classes, char_vocabulary_si
         virtual_adversarial=cfg.embedding.virtual_adversarial, rdrop=h.rdrop,
         bigram_pairs=bigram_pairs if cfg.features.bigrams else None,
         bigram_dim=cfg.features.bigram_dim, lm_weight=h.lm_weight, lm_words=h.lm_words,
-        lm_hidden=h.lm_hidden, rcnn=h.rcnn, name=name)
+        lm_hidden=h.lm_hidden, rcnn=h.rcnn, mixup=h.mixup, name=name)
 
 
 def build_inference_model(tokenizer, classifiers, char_ids=None):

@@ -92,6 +92,7 @@ def run_line(ctx, classifiers):
                 ("adversarial", cfg.embedding.adversarial),
                 ("virtual adversarial", cfg.embedding.virtual_adversarial)) if value)
             + (f"R-Drop α {cfg.head.rdrop:g}, " if cfg.head.rdrop else "")
+            + (f"mixup α {cfg.head.mixup:g}, " if cfg.head.mixup else "")
             + (f"neighbour-word objective {cfg.head.lm_weight:g} (at most "
                f"{cfg.head.lm_words:,} classes), " if cfg.head.lm_weight else "")
             + f"{sum(c.count_params() for c in classifiers):,} parameters"
