@@ -127,6 +127,8 @@ class TrainConfig:
     ema: float = 0.0  # momentum of an exponential moving average of the weights, which
     # is what validation, the best checkpoint and the saved model use; 0 disables it
     patience: int = 3  # early stopping: epochs without validation improvement
+    plateau: float = 0.0  # after an epoch without improvement, put the best epoch's weights
+    # back and multiply the learning rate by this (0 < plateau < 1); 0 disables it
     average_best: int = 0  # checkpoint averaging: the returned weights are the mean of the
     # weights of the k best epochs by `monitor`; 0 or 1: the best epoch's weights alone
     monitor: str = "val_loss"  # the quantity early stopping and the best checkpoint watch
@@ -296,6 +298,7 @@ def load_config(task, config_file=None, overrides=(), extra=None):
         config = _from_dict(cls, _deep_merge(to_dict(config), nested), "--set")
     check_memory(config, "--set" if overrides else source)
     _check_batching(config, "--set" if overrides else source)
+    _check_plateau(config, "--set" if overrides else source)
     return config
 
 
@@ -312,6 +315,23 @@ def _check_batching(config, source=None):
         if getattr(train, "steps_per_execution", 1) > 1:
             raise UserError("train.steps_per_execution > 1 needs "
                             "train.strategy = \"default\"", path=source)
+
+
+def _check_plateau(config, source=None):
+    """train.plateau sets the optimizer's rate itself and restores the best weights: not
+    with a decay schedule, an EMA of the weights, or several workers."""
+    train = getattr(config, "train", None)
+    if not getattr(train, "plateau", 0.0):
+        return
+    for key, clash in (("lr_decay", train.lr_decay != 1.0), ("ema", train.ema > 0.0),
+                       ("strategy", train.strategy == "multi-worker")):
+        if clash:
+            raise UserError(f"train.plateau cannot be combined with train.{key} = "
+                            f"{getattr(train, key)!r}: "
+                            + ("both set the learning rate" if key == "lr_decay" else
+                               "the best weights it restores are the averaged ones"
+                               if key == "ema" else "workers do not share checkpoints")
+                            + "; leave one of them off", path=source)
 
 
 def check_adversarial_strategy(config):

@@ -50,6 +50,8 @@ def check_range(key, value, source):
                         f"got {value}", path=source)
     if name == "character_coverage" and not 0.9 <= value <= 1.0:
         raise UserError(f"'{key}' must be in [0.9, 1]; got {value:g}", path=source)
+    if key == "train.plateau" and not 0.0 <= value < 1.0:
+        raise UserError(f"'{key}' must be in [0, 1) (0: off); got {value:g}", path=source)
     if key == "train.momentum" and not 0.0 <= value < 1.0:
         raise UserError(f"'{key}' must be in [0, 1); got {value:g}", path=source)
     if name in ("label_smoothing", "drop_hardest") and not 0.0 <= value < 1.0:

@@ -1,6 +1,7 @@
 """Committing epochs: each epoch's model, the best weights and the state written
-atomically, early stopping, the NaN stop and the time budget (`EpochCommitter`); the
-dropout seed variables a resume restores; the EMA weights swapped in for validation."""
+atomically, early stopping, the NaN stop, the time budget and the learning rate lowered on
+a plateau (`EpochCommitter`); the dropout seed variables a resume restores; the EMA
+weights swapped in for validation."""
 
 import math
 import os
@@ -82,8 +83,10 @@ class EpochCommitter(keras.callbacks.Callback):
     CUT_GRACE_SECONDS = 60.0
 
     def __init__(self, ckpt_dir, state, monitor, patience, chief=True, max_seconds=0.0,
-                 cut_inside_epochs=True, average_best=0):
+                 cut_inside_epochs=True, average_best=0, plateau=0.0, log=print):
         super().__init__()
+        self.plateau = float(plateau)  # train.plateau: the rate's factor after a flat epoch
+        self.log = log
         self.average_best = int(average_best)  # k > 1: the k best epochs' weights are kept
         self.ckpt_dir = Path(ckpt_dir)
         self.state = state
@@ -139,6 +142,8 @@ class EpochCommitter(keras.callbacks.Callback):
         entered = self._rank(state, value, epoch + 1, higher)
         files.update({f"top{i + 1}": _top_name(e) for i, (_, e) in enumerate(state["top"])})
         state["files"] = files
+        if self.plateau:
+            self._plateau(state, improved, files)
         state["seed_states"] = [v.numpy().tolist() for v in seed_variables(self.model)]
         if self.cut is not None and self.cut[0] == epoch + 1:
             state["cut_epoch"] = dict(zip(("epoch", "batches", "of"), self.cut))
@@ -166,6 +171,25 @@ class EpochCommitter(keras.callbacks.Callback):
             write_text_atomic(self.ckpt_dir.parent / "logs" / "training.csv",
                               "\n".join(lines) + "\n")
 
+
+    def _plateau(self, state, improved, files):
+        """`train.plateau`: the learning rate the epoch trained with goes into the history;
+        after an epoch that did not improve the monitor, the best epoch's weights go back
+        into the model and the rate is multiplied by `plateau` (the optimizer's moment
+        estimates carry on). Done before the epoch's model is saved, so a resumed run
+        continues from the restored weights at the lowered rate."""
+        optimizer = self.model.optimizer
+        rate = float(keras.ops.convert_to_numpy(optimizer.learning_rate))
+        state["history"].setdefault("learning_rate", []).append(rate)
+        if improved or not files.get("best"):
+            return
+        self.model.load_weights(self.ckpt_dir / files["best"])
+        optimizer.learning_rate = rate * self.plateau
+        lowered = float(keras.ops.convert_to_numpy(optimizer.learning_rate))
+        state.setdefault("plateau", []).append([state["epoch"], state["best_epoch"], lowered])
+        self.log(f"epoch {state['epoch']}: no gain in {self.monitor}; the weights of epoch "
+                 f"{state['best_epoch']} restored and the learning rate lowered from "
+                 f"{rate:.3g} to {lowered:.3g} (train.plateau)")
 
     def _rank(self, state, value, epoch, higher):
         """Puts the epoch among the `average_best` best ones (state["top"]: [value, epoch]

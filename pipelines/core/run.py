@@ -23,17 +23,31 @@ def learning_curves_section(history, report_dir):
     return "## Learning curves\n\n" + f"![learning curves]({curves})"
 
 
+def weights_text(result):
+    """What became of the weights besides the best epoch's: `; the weights are the mean of
+    epochs …` (`train.average_best`), `; the best weights restored and the learning rate
+    lowered after epoch …` (`train.plateau`), or ""."""
+    averaged = getattr(result, "averaged_epochs", None)
+    text = (f"; the weights are the mean of epochs {', '.join(map(str, averaged))}"
+            " (`train.average_best`)") if averaged else ""
+    plateaus = getattr(result, "plateaus", None)
+    if plateaus:
+        text += ("; the best weights restored and the learning rate lowered after epoch"
+                 + ("s " if len(plateaus) > 1 else " ")
+                 + ", ".join(f"{epoch} (to {rate:.3g})" for epoch, _, rate in plateaus)
+                 + " (`train.plateau`)")
+    return text
+
+
 def training_line(result, note=""):
     """`Trained N epochs (best: epoch B, stopped early); T training tokens/s ...`,
     and how the batches were formed."""
     cut = getattr(result, "cut_epoch", None)
     cut_text = (f", epoch {cut['epoch']} stopped by the time budget after {cut['batches']}"
                 + (f" of {cut['of']}" if cut.get("of") else "") + " batches") if cut else ""
-    averaged = getattr(result, "averaged_epochs", None)
-    averaged_text = (f"; the weights are the mean of epochs {', '.join(map(str, averaged))}"
-                     " (`train.average_best`)") if averaged else ""
     return (f"Trained {result.epochs_run} epochs (best: epoch {result.best_epoch}"
-            f"{', stopped early' if result.stopped_early else ''}{cut_text}{averaged_text}); "
+            f"{', stopped early' if result.stopped_early else ''}{cut_text}"
+            f"{weights_text(result)}); "
             f"{result.tokens_per_second:,.0f} training tokens/s in this process{note}."
             + _batching_text(getattr(result, "batching", None)))
 
@@ -69,9 +83,12 @@ def train_metrics(result):
     batching = {"batching": result.batching} if getattr(result, "batching", None) else {}
     cut = getattr(result, "cut_epoch", None)
     averaged = getattr(result, "averaged_epochs", None)
+    plateaus = getattr(result, "plateaus", None)
     return {"history": result.history, "best_epoch": result.best_epoch,
             "epochs_run": result.epochs_run, **({"cut_epoch": cut} if cut else {}),
             **({"averaged_epochs": list(averaged)} if averaged else {}),
+            **({"plateaus": [dict(zip(("epoch", "restored_epoch", "learning_rate"), p))
+                             for p in plateaus]} if plateaus else {}),
             "train_tokens_per_second": result.tokens_per_second, **batching}
 
 

@@ -116,6 +116,8 @@ class TrainResult:
     cut_epoch: dict = None  # {epoch, batches, of}: the time budget stopped inside an epoch
     averaged_epochs: list = dataclasses.field(default_factory=list)  # train.average_best:
     # the epochs whose weights were averaged into the returned model, best first
+    plateaus: list = dataclasses.field(default_factory=list)  # train.plateau: [epoch, epoch
+    # whose weights were restored, the learning rate from then on] for each flat epoch
 
 
 def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
@@ -177,7 +179,8 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
     committer = EpochCommitter(ckpt_dir, state, cfg.monitor, cfg.patience, chief,
                                60.0 * getattr(cfg, "max_minutes", 0.0),
                                cut_inside_epochs=not multi_worker,
-                               average_best=getattr(cfg, "average_best", 0))
+                               average_best=getattr(cfg, "average_best", 0),
+                               plateau=getattr(cfg, "plateau", 0.0), log=log)
     seconds, tokens = 0.0, 0
     if not (state.get("stopped_early") or start >= cfg.epochs):
         began = time.perf_counter()
@@ -201,7 +204,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
     return TrainResult(model, state["history"], state["best_epoch"], state["epoch"],
                        bool(state.get("stopped_early")), seconds,
                        tokens / seconds if seconds else 0.0, batching, state.get("cut_epoch"),
-                       averaged)
+                       averaged, [list(p) for p in state.get("plateau", [])])
 
 
 def _replicas(strategy):

@@ -83,7 +83,7 @@ def pretrain(cfg, member_cfg, corpus, encoded, vocabulary_size, initializer, pre
     p, e = cfg.pretrain, cfg.encoder
     train_cfg = dataclasses.replace(member_cfg, epochs=p.epochs, batch_size=p.batch_size,
                                     learning_rate=p.learning_rate, patience=p.patience,
-                                    monitor="val_loss", ema=0.0, lr_decay=1.0, average_best=0,
+                                    monitor="val_loss", ema=0.0, lr_decay=1.0, average_best=0, plateau=0.0,
                                     batch_tokens=0)  # pretrain.batch_size examples a batch
 
     def build_and_compile():

@@ -4,6 +4,7 @@ translations, attention heatmaps and the data table."""
 import random
 
 from elman.core import report as rep
+from elman.core.run import weights_text
 from elman.tasks.translation.config import END
 from elman.tasks.translation.scoring import bleu_tokenizer, lowercase
 
@@ -274,8 +275,7 @@ def summary(ctx, model, main_references, cpu_seconds):
         (f"Trained {result.epochs_run} epochs in {result.seconds / 60:.1f} min "
          f"({cpu_seconds / 60:.1f} CPU-min) in this process "
          f"(best: epoch {result.best_epoch}{', stopped early' if result.stopped_early else ''}"
-         + (f"; the weights are the mean of epochs {', '.join(map(str, result.averaged_epochs))}"
-            " (`train.average_best`)" if result.averaged_epochs else "") + ");"
+         + weights_text(result) + ");"
          f" {result.tokens_per_second:,.0f} training tokens/s. BLEU and chrF: sacrebleu, "
          f"tokenizer `{tokenize}`, {'lower-cased' if lowercase(cfg) else 'case-sensitive'}, "
          "one reference."),
