@@ -323,15 +323,14 @@ def _check_plateau(config, source=None):
     train = getattr(config, "train", None)
     if not getattr(train, "plateau", 0.0):
         return
-    for key, clash in (("lr_decay", train.lr_decay != 1.0), ("ema", train.ema > 0.0),
-                       ("strategy", train.strategy == "multi-worker")):
+    clashes = (("lr_decay", train.lr_decay != 1.0, "both set the learning rate"),
+               ("ema", train.ema > 0.0, "the best weights it restores are the averaged ones"),
+               ("strategy", train.strategy == "multi-worker", "workers do not share checkpoints"))
+    for key, clash, why in clashes:
         if clash:
             raise UserError(f"train.plateau cannot be combined with train.{key} = "
-                            f"{getattr(train, key)!r}: "
-                            + ("both set the learning rate" if key == "lr_decay" else
-                               "the best weights it restores are the averaged ones"
-                               if key == "ema" else "workers do not share checkpoints")
-                            + "; leave one of them off", path=source)
+                            f"{getattr(train, key)!r}: {why}; leave one of them off",
+                            path=source)
 
 
 def check_adversarial_strategy(config):

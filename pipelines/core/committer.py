@@ -171,7 +171,6 @@ class EpochCommitter(keras.callbacks.Callback):
             write_text_atomic(self.ckpt_dir.parent / "logs" / "training.csv",
                               "\n".join(lines) + "\n")
 
-
     def _plateau(self, state, improved, files):
         """`train.plateau`: the learning rate the epoch trained with goes into the history;
         after an epoch that did not improve the monitor, the best epoch's weights go back
