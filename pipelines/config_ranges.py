@@ -56,6 +56,10 @@ def check_range(key, value, source):
         raise UserError(f"'{key}' must be in [0, 1); got {value:g}", path=source)
     if name in ("label_smoothing", "drop_hardest") and not 0.0 <= value < 1.0:
         raise UserError(f"'{key}' must be in [0, 1) (0: off); got {value:g}", path=source)
+    if key == "head.distill" and not 0.0 <= value <= 1.0:
+        raise UserError(f"'{key}' must be in [0, 1] (0: off); got {value:g}", path=source)
+    if key == "head.distill_temperature" and not value > 0.0:
+        raise UserError(f"'{key}' must be positive; got {value:g}", path=source)
     if key == "pretrain.rate" and not 0.0 < value < 1.0:
         raise UserError(f"'{key}' must be in (0, 1); got {value:g}", path=source)
     if key in ("embedding.adversarial", "embedding.virtual_adversarial",

@@ -37,6 +37,13 @@ class SentimentHeadConfig:
     mixup: float = 0.0  # α of mixup on the pooled sentence vectors (Zhang et al. 2018, Guo
     # et al. 2019): each training step mixes every sentence's vector and loss with another
     # one of its batch, by a share drawn from Beta(α, α); 0: off
+    distill: float = 0.0  # a in (0, 1]: knowledge distillation (Hinton et al. 2015; with
+    # teachers of the student's own shape, Furlanello et al. 2018). The run's `ensemble`
+    # members are the teachers; one more classifier, the student (seed + ensemble), trains
+    # on the targets (1 - a)·label + a·(the teachers' mean probabilities on that training
+    # text), and the student alone is the run's model; 0: off
+    distill_temperature: float = 1.0  # T > 0: the teachers' mean probabilities are
+    # softened as p^(1/T), renormalised, before they are blended; 1: as they are
 
 
 @dataclasses.dataclass(frozen=True)

@@ -83,7 +83,8 @@ def pretrain(cfg, member_cfg, corpus, encoded, vocabulary_size, initializer, pre
     p, e = cfg.pretrain, cfg.encoder
     train_cfg = dataclasses.replace(member_cfg, epochs=p.epochs, batch_size=p.batch_size,
                                     learning_rate=p.learning_rate, patience=p.patience,
-                                    monitor="val_loss", ema=0.0, lr_decay=1.0, average_best=0, plateau=0.0,
+                                    monitor="val_loss", ema=0.0, lr_decay=1.0, average_best=0,
+                                    plateau=0.0,
                                     batch_tokens=0)  # pretrain.batch_size examples a batch
 
     def build_and_compile():
@@ -120,3 +121,31 @@ def pretraining_row(seed, result, state=None):
     loss = history["val_loss"][best - 1]
     return {"seed": seed, "epochs_run": epochs, "best_epoch": best, "validation_loss": loss,
             "validation_perplexity": math.exp(loss)}
+
+
+def distilled_targets(teacher_probs, labels, share, temperature=1.0):
+    """The student's training targets under `head.distill` (float32, one row a text).
+
+    Args:
+        teacher_probs: (N, C) array, the teachers' mean class probabilities of each
+            training text (rows summing to 1).
+        labels: N int class indices (the gold labels).
+        share: a in [0, 1], the teachers' part of each target.
+        temperature: T > 0; the teachers' row p becomes p^(1/T) / Σ p^(1/T) first
+            (T > 1 flattens it, T = 1 keeps it).
+
+    Returns:
+        (N, C) array: (1 - a)·onehot(label) + a·softened p; each row sums to 1.
+    """
+    import numpy as np
+
+    probs = np.asarray(teacher_probs, np.float64)
+    labels = np.asarray(labels, np.int64)
+    if temperature != 1.0:  # in logs, so a tiny probability does not underflow to 0/0
+        logs = np.log(np.clip(probs, 1e-30, 1.0)) / temperature
+        logs -= logs.max(axis=1, keepdims=True)
+        probs = np.exp(logs)
+        probs /= probs.sum(axis=1, keepdims=True)
+    onehot = np.zeros_like(probs)
+    onehot[np.arange(len(labels)), labels] = 1.0
+    return ((1.0 - share) * onehot + share * probs).astype(np.float32)

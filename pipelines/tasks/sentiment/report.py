@@ -93,6 +93,8 @@ def run_line(ctx, classifiers):
                 ("virtual adversarial", cfg.embedding.virtual_adversarial)) if value)
             + (f"R-Drop α {cfg.head.rdrop:g}, " if cfg.head.rdrop else "")
             + (f"mixup α {cfg.head.mixup:g}, " if cfg.head.mixup else "")
+            + (f"distilled from {cfg.ensemble} teacher(s) at share {cfg.head.distill:g}, "
+               if cfg.head.distill else "")
             + (f"neighbour-word objective {cfg.head.lm_weight:g} (at most "
                f"{cfg.head.lm_words:,} classes), " if cfg.head.lm_weight else "")
             + f"{sum(c.count_params() for c in classifiers):,} parameters"
@@ -124,6 +126,36 @@ def members_section(ctx, rows):
         + f"\n\nMembers' mean validation accuracy "
         f"{np.mean([m['validation_accuracy'] for m in rows]):.4f}; the "
         f"ensemble's {ctx.results['validation'].scores['accuracy']:.4f}.")
+
+
+def teacher_rows(ctx, teachers):
+    """`head.distill`'s record: one row per teacher (seed, epochs, validation accuracy)
+    and the teachers' averaged validation accuracy. `teachers`: (seed, TrainResult,
+    validation probabilities) triples."""
+    index = {label: i for i, label in enumerate(ctx.state.labels)}
+    gold = np.array([index[label] for label in data_stage.labels(ctx.splits["validation"])])
+    rows = [{"teacher": k + 1, "seed": seed, "epochs_run": r.epochs_run,
+             "best_epoch": r.best_epoch, "stopped_early": r.stopped_early,
+             "validation_accuracy": float(np.mean(probs.argmax(axis=1) == gold))}
+            for k, (seed, r, probs) in enumerate(teachers)]
+    mean = np.mean([probs for _, _, probs in teachers], axis=0)
+    h = ctx.cfg.head
+    return {"share": h.distill, "temperature": h.distill_temperature, "teachers": rows,
+            "teachers_validation_accuracy": float(np.mean(mean.argmax(axis=1) == gold))}
+
+
+def teachers_section(ctx, record):
+    """The "Distillation" section: the teachers, and the student beside them."""
+    return ("## Distillation\n\n"
+            f"The model is a student trained on targets {1 - record['share']:g} the label and "
+            f"{record['share']:g} the teachers' mean probabilities (temperature "
+            f"{record['temperature']:g}); the teachers are not part of the saved model.\n\n"
+            + rep.md_table(["teacher", "seed", "epochs", "best epoch", "validation accuracy"],
+                           [(t["teacher"], t["seed"], t["epochs_run"], t["best_epoch"],
+                             t["validation_accuracy"]) for t in record["teachers"]])
+            + f"\n\nThe teachers averaged: validation accuracy "
+            f"{record['teachers_validation_accuracy']:.4f}; the student: "
+            f"{ctx.results['validation'].scores['accuracy']:.4f}.")
 
 
 def noise_section(ctx, record):

@@ -132,6 +132,13 @@ class SentimentTask(Task):
         check_adversarial_strategy(cfg)
         check_starting_vectors(cfg.embedding)
         check_lm_objective(cfg, pooled_states=cfg.head.pooling != "last")
+        if cfg.head.distill and (cfg.head.label_smoothing or cfg.head.drop_hardest):
+            raise UserError("head.distill sets the student's training targets, and so do "
+                            "head.label_smoothing and head.drop_hardest; leave them at 0 "
+                            "with head.distill")
+        if cfg.head.distill and cfg.train.strategy == "multi-worker":
+            raise UserError("head.distill is not available with train.strategy "
+                            "'multi-worker'; use 'mirrored' or 'default'")
         if cfg.head.rcnn and cfg.head.pooling == "last":
             raise UserError("head.rcnn reads the encoder's states at every position, which "
                             "pooling \"last\" does not keep; use head.pooling = \"max\" "
@@ -178,16 +185,23 @@ class SentimentTask(Task):
         return _State(tokenizer, char_layer, labels, encoded, stats, coverage, initializer,
                       pairs)
 
-    def _member(self, ctx, k, validation, corpus):
-        """Trains ensemble member k (0-based); returns (seed, TrainResult, pretraining row)
-        or None when the time budget stopped its pretraining."""
+    def _member(self, ctx, k, validation, corpus, targets=None):
+        """Trains ensemble member k (0-based), or, given `targets` (the soft targets of
+        `head.distill`, one row a training text), the student; returns (seed, TrainResult,
+        pretraining row) or None when the time budget stopped its pretraining."""
         import keras
 
         from elman.core.train import adam, fit, read_state
 
         cfg, state, log = ctx.cfg, ctx.state, ctx.log
         member_cfg, member_dir, member_name = cfg.train, ctx.run_dir, "sentiment_classifier"
-        if cfg.ensemble > 1:
+        if targets is not None:
+            member_cfg = dataclasses.replace(cfg.train, seed=cfg.train.seed + cfg.ensemble)
+            member_dir = ctx.run_dir / "student"
+            log(f"the student (seed {member_cfg.seed}): targets {1 - cfg.head.distill:g} the "
+                f"label and {cfg.head.distill:g} the teachers' probabilities")
+            keras.utils.set_random_seed(member_cfg.seed)
+        elif cfg.ensemble > 1 or cfg.head.distill:
             member_cfg = dataclasses.replace(cfg.train, seed=cfg.train.seed + k)
             member_dir = ctx.run_dir / "members" / str(k + 1)
             member_name = f"sentiment_classifier_{k + 1}"
@@ -225,16 +239,20 @@ class SentimentTask(Task):
                 from elman.models.masked_word_pretrainer import transfer_weights
 
                 transfer_weights(pretrained.model, model, cfg.pretrain.transfer.split("-"))
-            loss = "sparse_categorical_crossentropy"
-            if cfg.head.label_smoothing or cfg.head.drop_hardest:
+            loss, metric = "sparse_categorical_crossentropy", "accuracy"
+            if targets is not None:  # soft targets; the validation labels come one-hot
+                loss = keras.losses.CategoricalCrossentropy()
+                metric = keras.metrics.CategoricalAccuracy(name="accuracy")
+            elif cfg.head.label_smoothing or cfg.head.drop_hardest:
                 from elman.models.label_smoothing import SmoothedSparseCrossentropy
 
                 loss = SmoothedSparseCrossentropy(cfg.head.label_smoothing,
                                                   cfg.head.drop_hardest)
-            model.compile(optimizer=adam(cfg.train), loss=loss, metrics=["accuracy"])
+            model.compile(optimizer=adam(cfg.train), loss=loss, metrics=[metric])
             return model
 
         ids, y, lengths = state.encoded["train"]
+        y = y if targets is None else targets
         result = fit(build_and_compile, ids, y, lengths, validation, member_cfg, member_dir,
                      resume=member_resume, strategy=ctx.strategy, log=log)
         return member_cfg.seed, result, row
@@ -256,9 +274,41 @@ class SentimentTask(Task):
             if member is None:
                 return None
             members.append(member)
+        pretraining = [row for _, _, row in members if row is not None]
+        distillation = None
+        if ctx.cfg.head.distill:  # the members were the teachers; the student is the model
+            student = self._student(ctx, members, corpus)
+            if student is None:
+                return None
+            distillation = sentiment_report.teacher_rows(
+                ctx, [(seed, r, self._probabilities(ctx, r.model, "validation"))
+                      for seed, r, _ in members])
+            pretraining += [student[2]] if student[2] is not None else []
+            members = [student]
         return Fitted(members[0][1].model, members[0][1],
                       {"members": [(seed, r) for seed, r, _ in members],
-                       "pretraining": [row for _, _, row in members if row is not None]})
+                       "distillation": distillation, "pretraining": pretraining})
+
+    def _student(self, ctx, teachers, corpus):
+        """`head.distill`: the student trained on the teachers' blended targets."""
+        import tensorflow as tf
+
+        from elman.config import length_multiple
+        from elman.core.batching import dataset_from_plan, plan_eval
+
+        cfg, state = ctx.cfg, ctx.state
+        mean = np.mean([self._probabilities(ctx, r.model, "train") for _, r, _ in teachers],
+                       axis=0)
+        targets = sentiment_model.distilled_targets(
+            mean, state.encoded["train"][1].numpy(), cfg.head.distill,
+            cfg.head.distill_temperature)
+        agree = float(np.mean(mean.argmax(axis=1) == state.encoded["train"][1].numpy()))
+        ctx.log(f"the teachers agree with {agree:.2%} of the training labels")
+        val_ids, val_y, val_len = state.encoded["validation"]
+        validation = dataset_from_plan(val_ids, tf.one_hot(val_y, len(state.labels)),
+                                       plan_eval(val_len, cfg.train.batch_size),
+                                       multiple=length_multiple(cfg.train))
+        return self._member(ctx, cfg.ensemble, validation, corpus, tf.constant(targets))
 
     def inference_model(self, ctx):
         classifiers = [r.model for _, r in ctx.fitted.extra["members"]]
@@ -267,16 +317,18 @@ class SentimentTask(Task):
 
     def _member_probabilities(self, ctx, name):
         """Each member's class probabilities on a split, in the split's order."""
+        return [self._probabilities(ctx, r.model, name) for _, r in ctx.fitted.extra["members"]]
+
+    @staticmethod
+    def _probabilities(ctx, model, name):
+        """One classifier's class probabilities on a split, in the split's order."""
         from elman.core.batching import dataset_from_plan, plan_eval
 
         ids, _, lengths = ctx.state.encoded[name]
         plan = plan_eval(lengths, 256)
-        order = np.concatenate(plan)
-        out = []
-        for _, r in ctx.fitted.extra["members"]:
-            probs = r.model.predict(dataset_from_plan(ids, None, plan), verbose=0)
-            out.append(np.zeros_like(probs))
-            out[-1][order] = probs
+        probs = model.predict(dataset_from_plan(ids, None, plan), verbose=0)
+        out = np.zeros_like(probs)
+        out[np.concatenate(plan)] = probs
         return out
 
     def score(self, ctx):
@@ -309,6 +361,8 @@ class SentimentTask(Task):
                    "are member 1's."]
         if member_rows:
             summary.append(sentiment_report.members_section(ctx, member_rows))
+        if fitted.extra.get("distillation"):
+            summary.append(sentiment_report.teachers_section(ctx, fitted.extra["distillation"]))
         if self.noise is not None:
             summary.append(sentiment_report.noise_section(ctx, self.noise))
         if fitted.extra["pretraining"]:
@@ -325,7 +379,8 @@ class SentimentTask(Task):
                             "confusion": r.extra["confusion"]}
                         for n, r in ctx.results.items()},
             "labels": state.labels, **train_metrics(result),
-            "ensemble_members": member_rows, "pretraining": fitted.extra["pretraining"],
+            "ensemble_members": member_rows, "distillation": fitted.extra.get("distillation"),
+            "pretraining": fitted.extra["pretraining"],
             "pretraining_texts": self.extra_source,
             "label_noise": None if self.noise is None else self.noise.summary(),
             "data": {n: {"examples": len(s.items), "skipped": s.skipped,
