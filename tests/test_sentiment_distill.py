@@ -9,7 +9,6 @@ import shutil
 
 import keras
 import numpy as np
-import pytest
 import tensorflow as tf
 
 from elman.core import runs
@@ -49,9 +48,8 @@ def _rows(path):
         return list(csv.DictReader(handle))
 
 
-@pytest.mark.slow
 def test_the_student_learns_the_blended_targets_and_is_the_saved_model(
-        tmp_path, tiny_sentiment, monkeypatch):
+        tmp_path, tiny_sentiment, monkeypatch, capsys):
     from elman.core import train as train_module
 
     seen = {}
@@ -67,6 +65,10 @@ def test_the_student_learns_the_blended_targets_and_is_the_saved_model(
     settings = ("--set", "ensemble=2", "--set", "head.distill=0.75", "--set",
                 "head.distill_temperature=2")
     run = train_tiny_sentiment(tmp_path, tiny_sentiment, "distilled", *settings)
+    out = capsys.readouterr()
+    log = out.out + out.err
+    assert "teacher 1 of 2 (seed 1234)" in log and "teacher 2 of 2 (seed 1235)" in log
+    assert "the student (seed 1236)" in log
     exported = runs.load_model(run)
     tokenize = exported.get_layer("tokenizer")
     teachers = [_checkpoint_model(run / "members" / str(k)) for k in (1, 2)]
@@ -81,6 +83,8 @@ def test_the_student_learns_the_blended_targets_and_is_the_saved_model(
     soft = np.sqrt(mean) / np.sqrt(mean).sum(axis=1, keepdims=True)
     expected = 0.25 * np.eye(len(labels))[gold] + 0.75 * soft
     np.testing.assert_allclose(seen["targets"], expected, atol=1e-5)
+    agree = np.mean(mean.argmax(axis=1) == gold)
+    assert f"the teachers agree with {agree:.2%} of the training labels" in log
     assert seen["seed"] == 1236  # seed + ensemble
 
     # the saved model is the student alone, not the teachers' average

@@ -205,7 +205,8 @@ class SentimentTask(Task):
             member_cfg = dataclasses.replace(cfg.train, seed=cfg.train.seed + k)
             member_dir = ctx.run_dir / "members" / str(k + 1)
             member_name = f"sentiment_classifier_{k + 1}"
-            log(f"ensemble member {k + 1} of {cfg.ensemble} (seed {member_cfg.seed})")
+            role = "teacher" if cfg.head.distill else "ensemble member"
+            log(f"{role} {k + 1} of {cfg.ensemble} (seed {member_cfg.seed})")
             if k:  # member 1 starts from the seeding runtime.configure did
                 keras.utils.set_random_seed(member_cfg.seed)
         trained = read_state(member_dir, log) is not None  # the classifier has begun
