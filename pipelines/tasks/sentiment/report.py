@@ -102,19 +102,26 @@ def run_line(ctx, classifiers):
                "members (probabilities averaged)."))
 
 
+def _classifier_rows(ctx, key, trained):
+    """One row per trained classifier: `key` (1-based), seed, epochs, and its validation
+    accuracy; also returns the validation labels' class indices. `trained`: (seed,
+    TrainResult, validation probabilities) triples."""
+    index = {label: i for i, label in enumerate(ctx.state.labels)}
+    gold = np.array([index[label] for label in data_stage.labels(ctx.splits["validation"])])
+    rows = [{key: k + 1, "seed": seed, "epochs_run": r.epochs_run,
+             "best_epoch": r.best_epoch, "stopped_early": r.stopped_early,
+             "validation_accuracy": float(np.mean(probs.argmax(axis=1) == gold))}
+            for k, (seed, r, probs) in enumerate(trained)]
+    return rows, gold
+
+
 def member_rows(ctx, members):
     """One row per ensemble member with its own validation accuracy ([] for one model)."""
     if len(members) < 2:
         return []
-    index = {label: i for i, label in enumerate(ctx.state.labels)}
-    gold = np.array([index[label] for label in data_stage.labels(ctx.splits["validation"])])
-    rows = []
-    for k, ((seed, r), probs) in enumerate(zip(members,
-                                               ctx.fitted.extra["per_member"]["validation"])):
-        rows.append({"member": k + 1, "seed": seed, "epochs_run": r.epochs_run,
-                     "best_epoch": r.best_epoch, "stopped_early": r.stopped_early,
-                     "validation_accuracy": float(np.mean(probs.argmax(axis=1) == gold))})
-    return rows
+    probs = ctx.fitted.extra["per_member"]["validation"]
+    return _classifier_rows(ctx, "member", [(seed, r, p) for (seed, r), p
+                                            in zip(members, probs)])[0]
 
 
 def members_section(ctx, rows):
@@ -132,12 +139,7 @@ def teacher_rows(ctx, teachers):
     """`head.distill`'s record: one row per teacher (seed, epochs, validation accuracy)
     and the teachers' averaged validation accuracy. `teachers`: (seed, TrainResult,
     validation probabilities) triples."""
-    index = {label: i for i, label in enumerate(ctx.state.labels)}
-    gold = np.array([index[label] for label in data_stage.labels(ctx.splits["validation"])])
-    rows = [{"teacher": k + 1, "seed": seed, "epochs_run": r.epochs_run,
-             "best_epoch": r.best_epoch, "stopped_early": r.stopped_early,
-             "validation_accuracy": float(np.mean(probs.argmax(axis=1) == gold))}
-            for k, (seed, r, probs) in enumerate(teachers)]
+    rows, gold = _classifier_rows(ctx, "teacher", teachers)
     mean = np.mean([probs for _, _, probs in teachers], axis=0)
     h = ctx.cfg.head
     return {"share": h.distill, "temperature": h.distill_temperature, "teachers": rows,

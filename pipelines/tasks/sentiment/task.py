@@ -300,10 +300,10 @@ class SentimentTask(Task):
         cfg, state = ctx.cfg, ctx.state
         mean = np.mean([self._probabilities(ctx, r.model, "train") for _, r, _ in teachers],
                        axis=0)
-        targets = sentiment_model.distilled_targets(
-            mean, state.encoded["train"][1].numpy(), cfg.head.distill,
-            cfg.head.distill_temperature)
-        agree = float(np.mean(mean.argmax(axis=1) == state.encoded["train"][1].numpy()))
+        gold = state.encoded["train"][1].numpy()
+        targets = sentiment_model.distilled_targets(mean, gold, cfg.head.distill,
+                                                    cfg.head.distill_temperature)
+        agree = float(np.mean(mean.argmax(axis=1) == gold))
         ctx.log(f"the teachers agree with {agree:.2%} of the training labels")
         val_ids, val_y, val_len = state.encoded["validation"]
         validation = dataset_from_plan(val_ids, tf.one_hot(val_y, len(state.labels)),
