@@ -258,15 +258,24 @@ class SentimentTask(Task):
                      resume=member_resume, strategy=ctx.strategy, log=log)
         return member_cfg.seed, result, row
 
-    def fit(self, ctx):
+    @staticmethod
+    def _validation(ctx, one_hot=False):
+        """The validation batches `fit` scores each epoch on; `one_hot`: the labels as
+        one-hot rows (what the student's categorical loss reads)."""
+        import tensorflow as tf
+
         from elman.config import length_multiple
         from elman.core.batching import dataset_from_plan, plan_eval
 
+        val_ids, val_y, val_len = ctx.state.encoded["validation"]
+        if one_hot:
+            val_y = tf.one_hot(val_y, len(ctx.state.labels))
+        return dataset_from_plan(val_ids, val_y, plan_eval(val_len, ctx.cfg.train.batch_size),
+                                 multiple=length_multiple(ctx.cfg.train))
+
+    def fit(self, ctx):
         state = ctx.state
-        val_ids, val_y, val_len = state.encoded["validation"]
-        validation = dataset_from_plan(val_ids, val_y,
-                                       plan_eval(val_len, ctx.cfg.train.batch_size),
-                                       multiple=length_multiple(ctx.cfg.train))
+        validation = self._validation(ctx)
         corpus = (_pretraining_corpus(state, self.extra_texts) if ctx.cfg.pretrain.epochs
                   else None)
         members = []
@@ -294,9 +303,6 @@ class SentimentTask(Task):
         """`head.distill`: the student trained on the teachers' blended targets."""
         import tensorflow as tf
 
-        from elman.config import length_multiple
-        from elman.core.batching import dataset_from_plan, plan_eval
-
         cfg, state = ctx.cfg, ctx.state
         mean = np.mean([self._probabilities(ctx, r.model, "train") for _, r, _ in teachers],
                        axis=0)
@@ -305,11 +311,8 @@ class SentimentTask(Task):
                                                     cfg.head.distill_temperature)
         agree = float(np.mean(mean.argmax(axis=1) == gold))
         ctx.log(f"the teachers agree with {agree:.2%} of the training labels")
-        val_ids, val_y, val_len = state.encoded["validation"]
-        validation = dataset_from_plan(val_ids, tf.one_hot(val_y, len(state.labels)),
-                                       plan_eval(val_len, cfg.train.batch_size),
-                                       multiple=length_multiple(cfg.train))
-        return self._member(ctx, cfg.ensemble, validation, corpus, tf.constant(targets))
+        return self._member(ctx, cfg.ensemble, self._validation(ctx, one_hot=True), corpus,
+                            tf.constant(targets))
 
     def inference_model(self, ctx):
         classifiers = [r.model for _, r in ctx.fitted.extra["members"]]
