@@ -92,6 +92,19 @@ def add_gradients(first, second):
     return tf.convert_to_tensor(first) + tf.convert_to_tensor(second)
 
 
+def sharpness_steps(gradients, rho):
+    """SAM's move of each weight: rho · g / ‖g‖, ‖g‖ the global norm of all the gradients
+    (None stays None: a weight without a gradient does not move). Sparse gradients (an
+    embedding's) become dense, duplicate rows summed, as the weight they move is dense."""
+    import tensorflow as tf
+
+    dense = [None if g is None else tf.convert_to_tensor(g) for g in gradients]
+    norm = tf.linalg.global_norm([g for g in dense if g is not None])
+    scale = rho / (norm + 1e-12)
+    return [None if g is None else tf.stop_gradient(g * tf.cast(scale, g.dtype))
+            for g in dense]
+
+
 VIRTUAL_XI = 0.01  # the power iteration's probe: this fraction of each sentence's norm
 
 
@@ -111,6 +124,9 @@ class AdversarialTraining:
     sentiment classifier) may also set `virtual_adversarial` (ε of the virtual
     adversarial loss) and `rdrop` (the weight of R-Drop's consistency loss); 0 or absent
     turns each off. With only `rdrop`, the model needs no perturbation layer.
+
+    `sam` (ρ of sharpness-aware minimisation, set by the training loop from `train.sam`,
+    not saved with the model; 0 or absent: off) applies to any of these objectives.
     """
 
     def virtual_noise(self, shape):
@@ -162,11 +178,19 @@ class AdversarialTraining:
         "mixup"): every pass of the step mixes the batch's sentence vectors with one λ and
         one shuffle, and every loss above becomes λ·loss(y) + (1 - λ)·loss(y shuffled);
         the reported `loss` is that mixed one.
+
+        Sharpness-aware minimisation (`sam` = ρ > 0; Foret et al. 2021): the weights step
+        by the gradient of the whole objective above taken at w + ρ·g/‖g‖, g being its
+        gradient at w (‖g‖ the global norm over all trainable weights), so the step
+        lowers the worst loss in a ρ-ball rather than the loss at w. Each step makes the
+        objective's passes twice. Under a `tf.distribute` strategy each replica moves
+        along its own gradient (the paper's m-sharpness); the metrics are those of w.
         """
         virtual = getattr(self, "virtual_adversarial", 0.0)
         rdrop = getattr(self, "rdrop", 0.0)
         mixup = getattr(self, "mixup", 0.0)
-        if not self.adversarial and not virtual and not rdrop and not mixup:
+        sam = getattr(self, "sam", 0.0)
+        if not self.adversarial and not virtual and not rdrop and not mixup and not sam:
             return super().train_step(data)
         import tensorflow as tf
 
@@ -189,6 +213,28 @@ class AdversarialTraining:
     def _robust_step(self, x, y, sample_weight, compute_loss):
         """The step of `train_step` with `compute_loss(x, y, y_pred, sample_weight,
         training)` as the loss of every pass."""
+        import tensorflow as tf
+
+        loss, y_pred, gradients = self._objective_gradients(x, y, sample_weight, compute_loss)
+        sam = getattr(self, "sam", 0.0)
+        if sam:
+            steps = sharpness_steps(gradients, sam)
+            moved = [(w, step) for w, step in zip(self.trainable_weights, steps)
+                     if step is not None]
+            for weight, step in moved:
+                weight.assign_add(step)
+            _, _, gradients = self._objective_gradients(x, y, sample_weight, compute_loss)
+            for weight, step in moved:
+                weight.assign_sub(step)
+        self.optimizer.apply_gradients(zip(gradients, self.trainable_weights))
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        for metric in self.metrics:  # undo the loss scaling
+            if metric.name == "loss":
+                metric.update_state(loss * replicas, sample_weight=tf.shape(y)[0])
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def _objective_gradients(self, x, y, sample_weight, compute_loss):
+        """(clean loss, clean prediction, the weights' gradients of the scaled objective)."""
         import tensorflow as tf
 
         virtual = getattr(self, "virtual_adversarial", 0.0)
@@ -230,8 +276,4 @@ class AdversarialTraining:
                 scaled = self.optimizer.scale_loss(divergence(target, moved) / replicas)
             gradients = [add_gradients(a, b)
                          for a, b in zip(gradients, tape.gradient(scaled, weights))]
-        self.optimizer.apply_gradients(zip(gradients, weights))
-        for metric in self.metrics:  # undo the loss scaling
-            if metric.name == "loss":
-                metric.update_state(loss * replicas, sample_weight=tf.shape(y)[0])
-        return self.compute_metrics(x, y, y_pred, sample_weight)
+        return loss, y_pred, gradients

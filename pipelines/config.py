@@ -126,6 +126,8 @@ class TrainConfig:
     lr_decay: float = 1.0  # the learning rate is multiplied by this after every epoch
     ema: float = 0.0  # momentum of an exponential moving average of the weights, which
     # is what validation, the best checkpoint and the saved model use; 0 disables it
+    sam: float = 0.0  # ρ of sharpness-aware minimisation (Foret et al. 2021): each step takes
+    # the gradient at the weights moved ρ up their gradient; sentiment and tagging; 0: off
     patience: int = 3  # early stopping: epochs without validation improvement
     plateau: float = 0.0  # after an epoch without improvement, put the best epoch's weights
     # back and multiply the learning rate by this (0 < plateau < 1); 0 disables it
@@ -337,7 +339,7 @@ def check_adversarial_strategy(config):
     """Adversarial training runs in the model's own train_step, which the multi-worker
     loop (elman.core.multi_worker) does not call: refused there, before any data is read."""
     for section, key in (("embedding", "adversarial"), ("embedding", "virtual_adversarial"),
-                         ("head", "rdrop"), ("head", "mixup")):
+                         ("head", "rdrop"), ("head", "mixup"), ("train", "sam")):
         if (getattr(getattr(config, section, None), key, 0.0)
                 and config.train.strategy == "multi-worker"):
             raise UserError(f"{section}.{key} is not available with train.strategy "

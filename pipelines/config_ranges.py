@@ -63,7 +63,7 @@ def check_range(key, value, source):
     if key == "pretrain.rate" and not 0.0 < value < 1.0:
         raise UserError(f"'{key}' must be in (0, 1); got {value:g}", path=source)
     if key in ("embedding.adversarial", "embedding.virtual_adversarial",
-               "head.rdrop", "head.mixup") and not value >= 0.0:
+               "head.rdrop", "head.mixup", "train.sam") and not value >= 0.0:
         raise UserError(f"'{key}' must be at least 0 (0: off); got {value:g}", path=source)
     if key == "noise.folds" and value < 2:
         raise UserError(f"'{key}' must be at least 2; got {value}", path=source)

@@ -170,6 +170,7 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
             state = {"epoch": 0, "best": None, "best_epoch": 0, "wait": 0, "history": {},
                      "stopped_early": False, "files": {}}
         use_xla(model, cfg, log)
+        sharpness_aware(model, cfg)
     from elman.core import runtime
 
     multi_worker = strategy is not None and runtime.is_multi_worker(strategy)
@@ -205,6 +206,21 @@ def fit(build_and_compile, features, targets, lengths, validation, cfg, run_dir,
                        bool(state.get("stopped_early")), seconds,
                        tokens / seconds if seconds else 0.0, batching, state.get("cut_epoch"),
                        averaged, [list(p) for p in state.get("plateau", [])])
+
+
+def sharpness_aware(model, cfg):
+    """Hands `train.sam` (ρ) to a model whose train_step applies it (elman.models.adversarial);
+    a task whose model has no such step refuses it. It is a training setting, not saved
+    with the model, so a resumed run gets it here again."""
+    rho = float(getattr(cfg, "sam", 0.0))
+    if not rho:
+        return
+    from elman.models.adversarial import AdversarialTraining
+
+    if not isinstance(model, AdversarialTraining):
+        raise UserError("train.sam is available for the sentiment and tagging models only "
+                        "(their training step applies it); leave it at 0")
+    model.sam = rho
 
 
 def _replicas(strategy):

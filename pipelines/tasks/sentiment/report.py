@@ -93,6 +93,7 @@ def run_line(ctx, classifiers):
                 ("virtual adversarial", cfg.embedding.virtual_adversarial)) if value)
             + (f"R-Drop α {cfg.head.rdrop:g}, " if cfg.head.rdrop else "")
             + (f"mixup α {cfg.head.mixup:g}, " if cfg.head.mixup else "")
+            + (f"sharpness-aware minimisation ρ {cfg.train.sam:g}, " if cfg.train.sam else "")
             + (f"distilled from {cfg.ensemble} teacher(s) at share {cfg.head.distill:g}, "
                if cfg.head.distill else "")
             + (f"neighbour-word objective {cfg.head.lm_weight:g} (at most "

@@ -184,6 +184,8 @@ def describe_model(cfg, params=None):
             f"{' over BIOES tags' if cfg.head.tags == 'BIOES' else ''}")
     if cfg.embedding.adversarial:
         text += f", adversarial training ε {cfg.embedding.adversarial:g}"
+    if cfg.train.sam:
+        text += f", sharpness-aware minimisation ρ {cfg.train.sam:g}"
     if cfg.head.lm_weight:
         text += (f", neighbour-word objective {cfg.head.lm_weight:g} (at most "
                  f"{cfg.head.lm_words:,} classes)")
