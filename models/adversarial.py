@@ -183,8 +183,9 @@ class AdversarialTraining:
         by the gradient of the whole objective above taken at w + ρ·g/‖g‖, g being its
         gradient at w (‖g‖ the global norm over all trainable weights), so the step
         lowers the worst loss in a ρ-ball rather than the loss at w. Each step makes the
-        objective's passes twice. Under a `tf.distribute` strategy each replica moves
-        along its own gradient (the paper's m-sharpness); the metrics are those of w.
+        objective's passes twice. It moves the weights themselves, so it runs on one
+        device only (the training loop refuses it under a strategy with replicas); the
+        metrics are those of w.
         """
         virtual = getattr(self, "virtual_adversarial", 0.0)
         rdrop = getattr(self, "rdrop", 0.0)

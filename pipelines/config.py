@@ -301,7 +301,14 @@ def load_config(task, config_file=None, overrides=(), extra=None):
     check_memory(config, "--set" if overrides else source)
     _check_batching(config, "--set" if overrides else source)
     _check_plateau(config, "--set" if overrides else source)
+    if getattr(getattr(config, "train", None), "sam", 0.0) and task not in SAM_TASKS:
+        raise UserError(f"train.sam is available for {' and '.join(SAM_TASKS)} only (their "
+                        f"models' training step applies it), not for {task}; leave it at 0",
+                        path="--set" if overrides else source)
     return config
+
+
+SAM_TASKS = ("sentiment", "tagging")  # models with elman.models.adversarial's step
 
 
 def _check_batching(config, source=None):
@@ -339,12 +346,16 @@ def check_adversarial_strategy(config):
     """Adversarial training runs in the model's own train_step, which the multi-worker
     loop (elman.core.multi_worker) does not call: refused there, before any data is read."""
     for section, key in (("embedding", "adversarial"), ("embedding", "virtual_adversarial"),
-                         ("head", "rdrop"), ("head", "mixup"), ("train", "sam")):
+                         ("head", "rdrop"), ("head", "mixup")):
         if (getattr(getattr(config, section, None), key, 0.0)
                 and config.train.strategy == "multi-worker"):
             raise UserError(f"{section}.{key} is not available with train.strategy "
                             "'multi-worker': that strategy's training loop does not run the "
                             "model's adversarial step; use 'mirrored' or 'default'")
+    if getattr(config.train, "sam", 0.0) and config.train.strategy != "default":
+        raise UserError(f"train.sam is not available with train.strategy "
+                        f"{config.train.strategy!r}: its step moves the weights themselves, "
+                        "which replicas share; use 'default' (one device, GPU included)")
 
 
 def length_multiple(train_cfg):

@@ -108,11 +108,18 @@ def test_fit_hands_rho_to_the_model_and_refuses_models_without_the_step():
         sharpness_aware(plain, TrainConfig(sam=0.05))
 
 
-def test_config_refuses_negative_rho_and_the_multi_worker_loop(tmp_path):
-    from elman.config import check_adversarial_strategy, load_config
+@pytest.mark.parametrize("strategy", ["mirrored", "multi-worker"])
+def test_config_refuses_negative_rho_and_strategies_with_replicas(strategy):
+    from elman.config import TrainConfig, check_adversarial_strategy, load_config
+    from elman.core.train import sharpness_aware
 
     with pytest.raises(UserError, match="train.sam"):
         load_config("sentiment", None, ["train.sam=-0.1"])
-    cfg = load_config("sentiment", None, ["train.sam=0.05", "train.strategy=multi-worker"])
+    cfg = load_config("tagging", None, ["train.sam=0.05", f"train.strategy={strategy}"])
     with pytest.raises(UserError, match="train.sam"):
         check_adversarial_strategy(cfg)
+    check_adversarial_strategy(load_config("tagging", None, ["train.sam=0.05"]))
+    with pytest.raises(UserError, match="not for translation"):
+        load_config("translation", None, ["train.sam=0.05"])
+    with pytest.raises(UserError, match="train.sam"):
+        sharpness_aware(_build(), TrainConfig(sam=0.05, strategy=strategy))

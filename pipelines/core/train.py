@@ -217,6 +217,9 @@ def sharpness_aware(model, cfg):
         return
     from elman.models.adversarial import AdversarialTraining
 
+    if getattr(cfg, "strategy", "default") != "default":
+        raise UserError("train.sam needs train.strategy 'default' (its step moves the weights "
+                        "themselves, which replicas share)")
     if not isinstance(model, AdversarialTraining):
         raise UserError("train.sam is available for the sentiment and tagging models only "
                         "(their training step applies it); leave it at 0")
