@@ -95,14 +95,16 @@ def add_gradients(first, second):
 def sharpness_steps(gradients, rho):
     """SAM's move of each weight: rho · g / ‖g‖, ‖g‖ the global norm of all the gradients
     (None stays None: a weight without a gradient does not move). Sparse gradients (an
-    embedding's) become dense, duplicate rows summed, as the weight they move is dense."""
+    embedding's) become dense, duplicate rows summed, as the weight they move is dense.
+    A gradient that is not finite (a float16 loss scale overflowing) moves nothing: the
+    optimizer then skips the step, and the weights must come back unchanged."""
     import tensorflow as tf
 
     dense = [None if g is None else tf.convert_to_tensor(g) for g in gradients]
     norm = tf.linalg.global_norm([g for g in dense if g is not None])
-    scale = rho / (norm + 1e-12)
-    return [None if g is None else tf.stop_gradient(g * tf.cast(scale, g.dtype))
-            for g in dense]
+    scale = tf.where(tf.math.is_finite(norm), rho / (norm + 1e-12), 0.0)
+    return [None if g is None else tf.stop_gradient(
+        tf.math.multiply_no_nan(g, tf.cast(scale, g.dtype))) for g in dense]
 
 
 VIRTUAL_XI = 0.01  # the power iteration's probe: this fraction of each sentence's norm

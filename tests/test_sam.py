@@ -42,6 +42,10 @@ def test_steps_are_rho_along_the_global_gradient_direction():
     np.testing.assert_allclose(steps[0], [[0.3, 0.0]], rtol=1e-6)
     assert steps[1] is None
     np.testing.assert_allclose(steps[2], [[0.0], [0.4]], rtol=1e-6)
+    # an overflowed gradient (inf or nan anywhere) moves no weight, rather than all to nan
+    for bad in (np.inf, np.nan):
+        steps = sharpness_steps([np.array([bad, 1.0], dtype="float32"), first], 0.5)
+        assert all(np.array_equal(np.asarray(t), np.zeros_like(t)) for t in steps)
 
 
 @pytest.mark.parametrize("rho", [0.05, 0.5])
