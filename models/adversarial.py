@@ -103,8 +103,8 @@ def sharpness_steps(gradients, rho):
     dense = [None if g is None else tf.convert_to_tensor(g) for g in gradients]
     norm = tf.linalg.global_norm([g for g in dense if g is not None])
     scale = tf.where(tf.math.is_finite(norm), rho / (norm + 1e-12), 0.0)
-    return [None if g is None else tf.stop_gradient(
-        tf.math.multiply_no_nan(g, tf.cast(scale, g.dtype))) for g in dense]
+    return [None if g is None else tf.math.multiply_no_nan(g, tf.cast(scale, g.dtype))
+            for g in dense]
 
 
 VIRTUAL_XI = 0.01  # the power iteration's probe: this fraction of each sentence's norm

@@ -65,7 +65,7 @@ def test_a_step_descends_the_gradient_taken_at_the_moved_weights(rho):
                   loss="sparse_categorical_crossentropy")
     model.sam = rho
     model.train_on_batch(ids, y)
-    for w, before, grad, first in zip(model.trainable_weights, start, moved, g):
+    for w, before, grad in zip(model.trainable_weights, start, moved):
         np.testing.assert_allclose(w.numpy(), before - lr * grad, atol=2e-6, err_msg=w.path)
     # the test can tell SAM from a plain step: the gradients differ by more than tolerance
     assert max(float(np.abs(a - b).max()) for a, b in zip(moved, g)) > 1e-3
