@@ -107,6 +107,44 @@ def sharpness_steps(gradients, rho):
             for g in dense]
 
 
+def _summed_over_replicas(gradients):
+    """The whole batch's gradients: under a `tf.distribute` strategy each replica holds its
+    share's (the loss already divided by the replica count, as the optimizer's own sum
+    expects), so they are summed across replicas; on one device they are returned as
+    they are. Sparse gradients become dense first, as `sharpness_steps` makes them."""
+    import tensorflow as tf
+
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        return gradients
+    dense = [None if g is None else tf.convert_to_tensor(g) for g in gradients]
+    summed = iter(context.all_reduce(tf.distribute.ReduceOp.SUM,
+                                     [g for g in dense if g is not None]))
+    return [None if g is None else next(summed) for g in dense]
+
+
+def _shift(moved, sign):
+    """Adds sign · step to each (weight, step). On one device an assignment; under a
+    strategy every replica's copy of the weight gets the same step (the steps are equal
+    on every replica, made from summed gradients), through the strategy's own update, as
+    the optimizer applies its steps."""
+    import tensorflow as tf
+
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        for weight, step in moved:
+            weight.assign_add(sign * step)
+        return
+
+    def update(strategy, pairs):
+        for variable, step in pairs:
+            strategy.extended.update(variable, lambda v, t: v.assign_add(sign * t),
+                                     args=(step,), group=False)
+
+    tf.__internal__.distribute.interim.maybe_merge_call(
+        update, tf.distribute.get_strategy(), [(w.value, step) for w, step in moved])
+
+
 VIRTUAL_XI = 0.01  # the power iteration's probe: this fraction of each sentence's norm
 
 
@@ -221,14 +259,12 @@ class AdversarialTraining:
         loss, y_pred, gradients = self._objective_gradients(x, y, sample_weight, compute_loss)
         sam = getattr(self, "sam", 0.0)
         if sam:
-            steps = sharpness_steps(gradients, sam)
+            steps = sharpness_steps(_summed_over_replicas(gradients), sam)
             moved = [(w, step) for w, step in zip(self.trainable_weights, steps)
                      if step is not None]
-            for weight, step in moved:
-                weight.assign_add(step)
+            _shift(moved, 1.0)
             _, _, gradients = self._objective_gradients(x, y, sample_weight, compute_loss)
-            for weight, step in moved:
-                weight.assign_sub(step)
+            _shift(moved, -1.0)
         self.optimizer.apply_gradients(zip(gradients, self.trainable_weights))
         replicas = tf.distribute.get_strategy().num_replicas_in_sync
         for metric in self.metrics:  # undo the loss scaling

@@ -352,10 +352,10 @@ def check_adversarial_strategy(config):
             raise UserError(f"{section}.{key} is not available with train.strategy "
                             "'multi-worker': that strategy's training loop does not run the "
                             "model's adversarial step; use 'mirrored' or 'default'")
-    if getattr(config.train, "sam", 0.0) and config.train.strategy != "default":
-        raise UserError(f"train.sam is not available with train.strategy "
-                        f"{config.train.strategy!r}: its step moves the weights themselves, "
-                        "which replicas share; use 'default' (one device, GPU included)")
+    if getattr(config.train, "sam", 0.0) and config.train.strategy == "multi-worker":
+        raise UserError("train.sam is not available with train.strategy 'multi-worker': that "
+                        "strategy's training loop does not run the model's own step; use "
+                        "'mirrored' or 'default'")
 
 
 def length_multiple(train_cfg):

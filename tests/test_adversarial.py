@@ -139,7 +139,7 @@ def test_negative_epsilon_is_refused(kind):
         SentimentClassifier(30, 2, **{kind: -0.1}, **SMALL)
 
 
-MIRRORED = r"""
+TWO_CPUS = r"""
 import json, sys
 import numpy as np, tensorflow as tf
 cpu = tf.config.list_physical_devices("CPU")[0]
@@ -149,6 +149,28 @@ from elman.models.sentiment_classifier import SentimentClassifier
 settings, ids, y = json.loads(sys.argv[1])
 ids, y = np.array(ids, dtype="int32"), np.array(y, dtype="int32")
 keras.utils.set_random_seed(1)
+"""
+
+
+def run_on_two_cpus(body):
+    """Runs TWO_CPUS + body in a fresh interpreter (logical devices must be set before
+    TensorFlow starts) on the test batch and SMALL settings; returns its last line's JSON."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    ids, y = _batch()
+    done = subprocess.run(
+        [sys.executable, "-c", TWO_CPUS + body, json.dumps([SMALL, ids.tolist(), y.tolist()])],
+        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+MIRRORED = r"""
 single = SentimentClassifier(30, 2, adversarial=0.3, **settings)
 start = single.get_weights()
 single.compile(optimizer=keras.optimizers.SGD(0.5), loss="sparse_categorical_crossentropy")
@@ -170,19 +192,7 @@ print(json.dumps({"replicas": strategy.num_replicas_in_sync, "loss": [one, two],
 def test_two_replicas_take_the_same_step_as_one_device():
     """Each replica perturbs its own half of the batch (the perturbation is per sentence,
     so the split does not change it); the summed update must equal one device's."""
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    ids, y = _batch()
-    done = subprocess.run(
-        [sys.executable, "-c", MIRRORED, json.dumps([SMALL, ids.tolist(), y.tolist()])],
-        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = run_on_two_cpus(MIRRORED)
     assert out["replicas"] == 2
     assert out["loss"][1] == pytest.approx(out["loss"][0], rel=1e-5)
     assert out["moved"] > 1e-3  # the step did something

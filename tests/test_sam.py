@@ -17,7 +17,7 @@ import tensorflow as tf
 from elman.errors import UserError
 from elman.models.adversarial import sharpness_steps
 from elman.models.sentiment_classifier import SentimentClassifier
-from tests.test_adversarial import SMALL, _batch
+from tests.test_adversarial import SMALL, _batch, run_on_two_cpus
 
 
 def _build(seed=11, **kw):
@@ -112,18 +112,60 @@ def test_fit_hands_rho_to_the_model_and_refuses_models_without_the_step():
         sharpness_aware(plain, TrainConfig(sam=0.05))
 
 
-@pytest.mark.parametrize("strategy", ["mirrored", "multi-worker"])
-def test_config_refuses_negative_rho_and_strategies_with_replicas(strategy):
+def test_config_refuses_negative_rho_and_the_multi_worker_loop():
     from elman.config import TrainConfig, check_adversarial_strategy, load_config
     from elman.core.train import sharpness_aware
 
     with pytest.raises(UserError, match="train.sam"):
         load_config("sentiment", None, ["train.sam=-0.1"])
-    cfg = load_config("tagging", None, ["train.sam=0.05", f"train.strategy={strategy}"])
-    with pytest.raises(UserError, match="train.sam"):
+    cfg = load_config("tagging", None, ["train.sam=0.05", "train.strategy=multi-worker"])
+    with pytest.raises(UserError, match="train.sam is not available with train.strategy "
+                       "'multi-worker'"):
         check_adversarial_strategy(cfg)
-    check_adversarial_strategy(load_config("tagging", None, ["train.sam=0.05"]))
+    for strategy in ("default", "mirrored"):
+        check_adversarial_strategy(load_config(
+            "tagging", None, ["train.sam=0.05", f"train.strategy={strategy}"]))
+        model = _build()
+        sharpness_aware(model, TrainConfig(sam=0.05, strategy=strategy))
+        assert model.sam == 0.05
     with pytest.raises(UserError, match="not for translation"):
         load_config("translation", None, ["train.sam=0.05"])
     with pytest.raises(UserError, match="train.sam"):
-        sharpness_aware(_build(), TrainConfig(sam=0.05, strategy=strategy))
+        sharpness_aware(_build(), TrainConfig(sam=0.05, strategy="multi-worker"))
+
+
+MIRRORED = r"""
+def step(strategy, rho, start):
+    with strategy.scope():
+        model = SentimentClassifier(30, 2, adversarial=0.3, **settings)
+        if start is not None:
+            model.set_weights(start)
+        model.compile(optimizer=keras.optimizers.SGD(0.5),
+                      loss="sparse_categorical_crossentropy")
+    first = model.get_weights()
+    model.sam = rho
+    model.fit(ids, y, batch_size=len(y), shuffle=False, verbose=0)
+    return first, model.get_weights()
+
+one = tf.distribute.get_strategy()
+start, single = step(one, 0.5, None)
+_, plain = step(one, 0.0, start)
+mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+_, two = step(mirrored, 0.5, start)
+gap = lambda a, b: max(float(np.abs(p - q).max()) for p, q in zip(a, b))
+print(json.dumps({"replicas": mirrored.num_replicas_in_sync, "diff": gap(single, two),
+                  "sam_vs_plain": gap(single, plain), "moved": gap(single, start)}))
+"""
+
+
+@pytest.mark.slow
+def test_two_replicas_take_the_same_sam_step_as_one_device():
+    """Under MirroredStrategy each replica holds half the batch: the move must come from
+    the whole batch's gradient (summed across replicas) and move every copy of the
+    weights alike, so one step ends where one device's does (with adversarial training,
+    whose perturbation is per sentence and so unchanged by the split)."""
+    out = run_on_two_cpus(MIRRORED)
+    assert out["replicas"] == 2
+    assert out["moved"] > 1e-3  # the step did something
+    assert out["sam_vs_plain"] > 1e-3  # and SAM's step is told apart from a plain one
+    assert out["diff"] < 1e-5

@@ -217,9 +217,9 @@ def sharpness_aware(model, cfg):
         return
     from elman.models.adversarial import AdversarialTraining
 
-    if getattr(cfg, "strategy", "default") != "default":
-        raise UserError("train.sam needs train.strategy 'default' (its step moves the weights "
-                        "themselves, which replicas share)")
+    if getattr(cfg, "strategy", "default") == "multi-worker":
+        raise UserError("train.sam is not available with train.strategy 'multi-worker': that "
+                        "strategy's training loop does not run the model's own step")
     if not isinstance(model, AdversarialTraining):
         raise UserError("train.sam is available for the sentiment and tagging models only "
                         "(their training step applies it); leave it at 0")
