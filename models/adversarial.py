@@ -110,8 +110,9 @@ def sharpness_steps(gradients, rho):
 def _summed_over_replicas(gradients):
     """The whole batch's gradients: under a `tf.distribute` strategy each replica holds its
     share's (the loss already divided by the replica count, as the optimizer's own sum
-    expects), so they are summed across replicas; on one device they are returned as
-    they are. Sparse gradients become dense first, as `sharpness_steps` makes them."""
+    expects), so they are summed across replicas, and every replica then makes the same
+    move of its own copy of the weights; on one device they are returned as they are.
+    Sparse gradients become dense first, as `sharpness_steps` makes them."""
     import tensorflow as tf
 
     context = tf.distribute.get_replica_context()
@@ -121,28 +122,6 @@ def _summed_over_replicas(gradients):
     summed = iter(context.all_reduce(tf.distribute.ReduceOp.SUM,
                                      [g for g in dense if g is not None]))
     return [None if g is None else next(summed) for g in dense]
-
-
-def _shift(moved, sign):
-    """Adds sign · step to each (weight, step). On one device an assignment; under a
-    strategy every replica's copy of the weight gets the same step (the steps are equal
-    on every replica, made from summed gradients), through the strategy's own update, as
-    the optimizer applies its steps."""
-    import tensorflow as tf
-
-    context = tf.distribute.get_replica_context()
-    if context is None or context.num_replicas_in_sync == 1:
-        for weight, step in moved:
-            weight.assign_add(sign * step)
-        return
-
-    def update(strategy, pairs):
-        for variable, step in pairs:
-            strategy.extended.update(variable, lambda v, t: v.assign_add(sign * t),
-                                     args=(step,), group=False)
-
-    tf.__internal__.distribute.interim.maybe_merge_call(
-        update, tf.distribute.get_strategy(), [(w.value, step) for w, step in moved])
 
 
 VIRTUAL_XI = 0.01  # the power iteration's probe: this fraction of each sentence's norm
@@ -262,9 +241,11 @@ class AdversarialTraining:
             steps = sharpness_steps(_summed_over_replicas(gradients), sam)
             moved = [(w, step) for w, step in zip(self.trainable_weights, steps)
                      if step is not None]
-            _shift(moved, 1.0)
+            for weight, step in moved:  # each replica moves its own copy, by the same step
+                weight.assign_add(step)
             _, _, gradients = self._objective_gradients(x, y, sample_weight, compute_loss)
-            _shift(moved, -1.0)
+            for weight, step in moved:
+                weight.assign_sub(step)
         self.optimizer.apply_gradients(zip(gradients, self.trainable_weights))
         replicas = tf.distribute.get_strategy().num_replicas_in_sync
         for metric in self.metrics:  # undo the loss scaling
