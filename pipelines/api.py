@@ -40,15 +40,22 @@ def quiet_tensorflow():
 def config_file(task, value):
     """A config argument as a path: a TOML file, or the file of a preset name."""
     from elman import config as config_lib
+    from elman import tasks
 
     if not value:
         return None
     path = Path(value)
     if path.is_file() or path.suffix == ".toml" or "/" in str(value):
         return path
-    preset = config_lib.preset_path(task, value)
+    name = "default" if value == task else value.removeprefix(task + "-")
+    preset = config_lib.preset_path(task, name)  # the file's stem names it too: sentiment-sst2
     if not preset.is_file():
-        raise UserError(f"no config file or preset named '{value}' for task {task}", path=preset)
+        names = ", ".join(presets(task))
+        other = [t for t in tasks.names()
+                 if t != task and value.removeprefix(t + "-") in presets(t)]
+        hint = f" ('{value}' is a preset of {' and '.join(other)})" if other else ""
+        raise UserError(f"no config file or preset named '{value}' for task {task}{hint}; "
+                        f"its presets: {names}")
     return preset
 
 

@@ -74,8 +74,30 @@ def test_preset_parses_validates_and_keeps_every_setting(path):
     again = config_lib.load_config(task, config_file=None, extra=config_lib.to_dict(cfg))
     assert again == cfg
     assert preset_name(path, task) in api.presets(task)
-    # --config NAME finds this file
+    # --config NAME finds this file, and so does the file's stem (`sentiment-sst2`)
     assert api.config_file(task, preset_name(path, task)).resolve() == path.resolve()
+    assert api.config_file(task, path.stem).resolve() == path.resolve()
+
+
+def test_an_unknown_preset_names_the_tasks_presets_and_the_task_that_has_it():
+    """The error lists what `--config` would have found: the oracle is the folder's
+    file names, split here by hand (`tagging-ner-en.toml` → `ner-en`, `tagging.toml` →
+    `default`)."""
+    for task in ("sentiment", "tagging"):
+        with pytest.raises(api.UserError) as caught:
+            api.config_file(task, "no-such-preset")
+        message = str(caught.value)
+        assert "no config file or preset named 'no-such-preset'" in message
+        listed = message.split("its presets: ")[1].split(", ")
+        expected = ["default" if f.stem == task else f.stem.split("-", 1)[1]
+                    for f in PRESET_FILES if f.stem.split("-")[0] == task]
+        assert sorted(listed) == sorted(expected) and "default" in listed
+        assert "is a preset of" not in message
+    # a sentiment preset asked of tagging, by its name or its file's stem
+    for value in ("zh-reviews", "sentiment-zh-reviews"):
+        with pytest.raises(api.UserError) as caught:
+            api.config_file("tagging", value)
+        assert f"'{value}' is a preset of sentiment" in str(caught.value)
 
 
 @pytest.mark.parametrize("path", PRESET_FILES, ids=[p.stem for p in PRESET_FILES])
