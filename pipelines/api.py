@@ -4,6 +4,7 @@ layer over these; both raise `elman.UserError` with the same message)."""
 import dataclasses
 import json
 import os
+import re
 import tomllib
 from pathlib import Path
 
@@ -346,7 +347,7 @@ def evaluate(run_dir, data=None, text_column=None, label_column=None, log=print)
 
 
 def presets(task):
-    """The presets of `task`: {name: its one-line description} (the TOML's first comment)."""
+    """The presets of `task`: {name: its description} (its TOML's first sentence)."""
     from elman import config as config_lib
     from elman import tasks
 
@@ -371,10 +372,16 @@ def presets(task):
 
 
 def _first_comment(path):
+    """The first sentence of the comment block that opens the file (its lines joined)."""
+    lines = []
     for line in path.read_text(encoding="utf-8").splitlines():
         line = line.strip()
-        if line.startswith("#"):
-            return line.lstrip("#").strip()
-        if line:
+        if not line.startswith("#"):
             break
-    return ""
+        lines.append(line.lstrip("#").strip())
+    text = " ".join(part for part in lines if part)
+    end = _SENTENCE_END.search(text)
+    return text[:end.start() + 1] if end else text
+
+
+_SENTENCE_END = re.compile(r"(?<![.\s])\.(?=\s|$)")  # a full stop, not an ellipsis's dots

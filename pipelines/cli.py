@@ -8,7 +8,9 @@ code 2, without a traceback. Heavy imports (TensorFlow) happen after parsing, so
 import argparse
 import errno
 import json
+import os
 import sys
+import textwrap
 from pathlib import Path
 
 from elman.cli_io import (_predict_lines, _print_traces, _read_inputs, _show_predictions,
@@ -301,6 +303,29 @@ def _add_generate(sub):
     p.set_defaults(func=cmd_generate)
 
 
+def cmd_presets(args):
+    from elman import api, tasks
+
+    names = [args.task] if args.task else tasks.names()
+    listed = {task: api.presets(task) for task in names}  # an unknown task: UserError
+    if args.format == "json":
+        print(json.dumps(listed, ensure_ascii=False, indent=1))
+        return 0
+    for task, presets in listed.items():
+        for name, about in presets.items():
+            command = f"elman train {task}" + ("" if name == "default" else f" --config {name}")
+            print(command)
+            print(textwrap.fill(about, 92, initial_indent="    ", subsequent_indent="    "))
+    return 0
+
+
+def _add_presets(sub):
+    p = sub.add_parser("presets", help="the presets of every task (or of TASK), described")
+    p.add_argument("task", nargs="?", help="sentiment, tagging, translation or lm")
+    p.add_argument("--format", default="text", choices=["text", "json"])
+    p.set_defaults(func=cmd_presets)
+
+
 def _add_textbook(sub):
     p = sub.add_parser("textbook", help="reproduce the textbook cases A-G")
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
@@ -381,6 +406,7 @@ def build_parser():
     _add_predict(sub)
     _add_translate(sub)
     _add_generate(sub)
+    _add_presets(sub)
     _add_textbook(sub)
     _add_diagnose(sub)
     _add_distributed(sub)
@@ -400,11 +426,16 @@ def main(argv=None):
         else:
             parser.error("unrecognized arguments: " + " ".join(extra))
     try:
-        return args.func(args) or 0
+        code = args.func(args) or 0
+        sys.stdout.flush()  # a closed pipe fails here, inside the try, not at exit
+        return code
     except UserError as err:  # one line, whatever a path or a value in it holds
         message = _terminal_safe(str(err)).replace("\n", "\\n")
         print(f"elman: error: {message}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `elman presets | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error
+        return 141  # what a shell reports for a writer stopped by SIGPIPE (128 + 13)
     except OSError as err:
         if err.errno not in _NO_SPACE:
             raise

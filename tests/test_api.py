@@ -124,3 +124,45 @@ def test_cli_and_api_agree_for_every_task(task, tmp_path, capsys):
     main = run.metrics["main_metric"]
     assert run.metrics["split"] == "test"  # every toy preset has a test file
     assert elman.evaluate(run.path).scores[main] == pytest.approx(run.scores[main], rel=1e-6)
+
+
+def test_presets_command_lists_each_presets_first_sentence(tmp_path, monkeypatch, capsys):
+    """The oracle is a TOML written here: its first comment sentence, found by hand
+    (the ellipsis's dots and `v2.15` do not end it; the full stop does)."""
+    from elman import config as config_lib
+
+    (tmp_path / "tagging.toml").write_text(
+        '# Toy NER. Second sentence.\ntask = "tagging"\n', encoding="utf-8")
+    (tmp_path / "tagging-big.toml").write_text(
+        "# English NER (token ... tag per line, UD v2.15): tuned\n# on a corpus. More\n"
+        "# words.\n\n# not the header\ntask = \"tagging\"\n", encoding="utf-8")
+    (tmp_path / "tagging-other.toml").write_text('task = "sentiment"\n', encoding="utf-8")
+    monkeypatch.setattr(config_lib, "CONFIG_DIR", tmp_path)
+    expected = {"big": "English NER (token ... tag per line, UD v2.15): tuned on a corpus.",
+                "default": "Toy NER."}
+    assert elman.presets("tagging") == expected  # the sentiment TOML is not listed
+    assert cli.main(["presets", "tagging", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"tagging": expected}
+    assert cli.main(["presets", "tagging"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["elman train tagging --config big", "    " + expected["big"],
+                     "elman train tagging", "    Toy NER."]
+    assert cli.main(["presets", "nope"]) == 2
+    assert "unknown task 'nope'" in capsys.readouterr().err
+
+
+def test_output_into_a_closed_pipe_ends_quietly():
+    """`elman presets | head -1`: the reader goes away before elman writes; the exit code
+    is a shell's for SIGPIPE and stderr holds no traceback (before: a traceback, code 1,
+    or Python's 'Exception ignored' at exit, code 120)."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read
+    done = subprocess.run([sys.executable, "-m", "elman.cli", "presets"], stdout=write_end,
+                          stderr=subprocess.PIPE, text=True, timeout=120)
+    os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == ""
