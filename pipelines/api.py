@@ -226,6 +226,25 @@ def build_config(task, config=None, overrides=(), resume_dir=None, **data):
     return config_lib.load_config(task, config_file(task, config), overrides, extra=extra)
 
 
+def _check_preset_files(task, config, cfg):
+    """A data file that the preset or config file names (not the user), missing: says where
+    it was looked for and how to give one's own, rather than only that it is not found."""
+    preset = build_config(task, config)
+    for key in ("train", "validation", "test"):
+        value = getattr(cfg.data, key, "")
+        if (not value or value != getattr(preset.data, key, "") or value.startswith("hub:")
+                or Path(value).expanduser().exists()):
+            continue
+        source = (f"the config file {config}" if config and Path(config).is_file() else
+                  f"the preset '{config}' of {task}" if config else
+                  f"the default preset of {task}")
+        raise UserError(
+            f"not found: data.{key} = '{value}' comes from {source}, and a relative path is "
+            f"read from the folder elman runs in ({Path.cwd()}); run elman where that file "
+            "is, or give your own files: --data TRAIN --validation DEV",
+            path=Path(value).expanduser().resolve())
+
+
 def train(task, config=None, data=None, validation=None, test=None, out=None, overrides=None,
           resume=False, reports="reports", diagnose=False, log=print, overwrite=False,
           **options):
@@ -278,8 +297,10 @@ def train(task, config=None, data=None, validation=None, test=None, out=None, ov
         cfg = build_config(task, config, overrides, resume_dir=out, data=data,
                            validation=validation, test=test, **options)
     else:
-        cfg = resolve_paths(task, build_config(task, config, overrides, data=data,
-                                               validation=validation, test=test, **options))
+        cfg = build_config(task, config, overrides, data=data, validation=validation,
+                           test=test, **options)
+        _check_preset_files(task, config, cfg)
+        cfg = resolve_paths(task, cfg)
         if (data and not str(data).startswith("hub:") and not validation
                 and not cfg.data.validation):
             preset = build_config(task, config, overrides)

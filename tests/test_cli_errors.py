@@ -27,6 +27,39 @@ def test_missing_file(capsys, tmp_path):
     assert_one_clear_error(code, err, "no.csv", "file not found")
 
 
+def test_a_presets_own_file_missing_says_where_it_was_looked_for(capsys, tmp_path,
+                                                                   monkeypatch):
+    """Run from another folder, a preset's relative data path is not there: the error names
+    the preset, the folder it was read from and --data; a file the user named is reported
+    plainly. The oracle is the path joined here by hand from the folder and the TOML's
+    value (the TOML read with tomllib, not elman's config)."""
+    import tomllib
+
+    from tests.conftest import ROOT
+
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    for task, preset, toml in (("tagging", "ner-en", "tagging-ner-en.toml"),
+                               ("sentiment", None, "sentiment.toml")):
+        named = tomllib.loads((ROOT / "pipelines" / "configs" / toml).read_text())
+        train = named["data"]["train"]
+        args = ["train", task, "--out", tmp_path / "run"] + (["--config", preset] if preset
+                                                              else [])
+        code, err = run_in_process(capsys, args)
+        where = (work / train).resolve()
+        source = f"the preset '{preset}' of {task}" if preset else f"the default preset of {task}"
+        assert_one_clear_error(code, err, f"{where}: not found: data.train = '{train}'",
+                               f"comes from {source}", f"({work})", "--data TRAIN")
+    mine = tmp_path / "mine.toml"
+    mine.write_text('task = "sentiment"\n[data]\ntrain = "mine/train.csv"\n')
+    code, err = run_in_process(capsys, ["train", "sentiment", "--config", mine])
+    assert_one_clear_error(code, err, "comes from the config file", str(mine))
+    code, err = run_in_process(capsys, ["train", "sentiment", "--data", "mine.csv"])
+    assert_one_clear_error(code, err, f"{work / 'mine.csv'}: file not found")
+    assert "comes from" not in err
+
+
 def test_unknown_column(capsys, tiny_sentiment, tmp_path):
     code, err = run_in_process(capsys, ["train", "sentiment", "--data", tiny_sentiment["train"],
                                         "--text-column", "review", "--out", tmp_path / "r"])
