@@ -388,11 +388,11 @@ def presets(task):
             continue
         if values.get("task", task) != task:
             continue
-        out[name] = _first_comment(path)
+        out[name] = _description(path)
     return out
 
 
-def _first_comment(path):
+def _description(path):
     """The first sentence of the comment block that opens the file (its lines joined)."""
     lines = []
     for line in path.read_text(encoding="utf-8").splitlines():
