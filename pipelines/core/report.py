@@ -279,13 +279,21 @@ def package_versions():
     return out
 
 
-def git_commit():
-    """Returns the git commit of the working tree (with '+dirty' when modified)."""
-    root = Path(__file__).resolve().parents[2]
+def git_commit(root=None):
+    """Returns the git commit of the working tree (with '+dirty' when modified).
+
+    Changes under `reports/` do not count: `make demo` rewrites the committed demo
+    reports as it goes, and its later runs would otherwise call a clean checkout dirty.
+
+    Args:
+        root: the repository folder (default: the project's).
+    """
+    root = Path(__file__).resolve().parents[2] if root is None else Path(root)
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
                                 text=True, timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", ":(exclude)reports"],
                                cwd=root, capture_output=True, text=True, timeout=5).stdout
     except (OSError, subprocess.SubprocessError):
         return "unknown"
