@@ -2,7 +2,8 @@
 a reference point for how much of a data set's remaining error any model of the kind
 can still remove (issue 16). Not part of elman.
 
-    .venv/bin/python scripts/prediction_agreement.py reports/sentiment/RUN1 reports/sentiment/RUN2 ...
+    .venv/bin/python scripts/prediction_agreement.py \
+        reports/sentiment/RUN1 reports/sentiment/RUN2 ...
 
 Each folder is a sentiment report folder holding `predictions.tsv` (columns `text`,
 `gold`, `predicted`, `p_<label>` ... as elman writes them) for the same split in the

@@ -86,6 +86,31 @@ def test_label_in_test_never_seen_in_train(capsys, tiny_sentiment, tmp_path):
     assert_one_clear_error(code, err, "odd.csv:3", "label 'neutral' never appears")
 
 
+
+def _conll(path, sentences):
+    """Writes `token tag` lines, a blank line after each sentence; returns the path."""
+    path.write_text("".join("".join(f"{w} {t}\n" for w, t in s) + "\n" for s in sentences),
+                    encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("entity", [True, False])
+def test_a_tag_in_validation_never_seen_in_train_names_the_train_tags(capsys, tmp_path,
+                                                                       entity):
+    if entity:
+        train = [[("Ann", "B-PER"), ("saw", "O"), ("Rome", "B-LOC")],
+                 [("Bo", "B-PER"), ("left", "O"), ("New", "B-LOC"), ("York", "I-LOC")]]
+        odd, needles = ("Expo", "B-EVENT"), ("entity type 'EVENT'", "train entity types: LOC, PER")
+    else:
+        train = [[("dogs", "NOUN"), ("run", "VERB")], [("cats", "NOUN"), ("sleep", "VERB")]]
+        odd, needles = ("big", "ADJ"), ("tag 'ADJ'", "train tags: NOUN, VERB")
+    train_path = _conll(tmp_path / "train.conll", train * 3)
+    # the second sentence of dev starts on line 4 (two tokens, a blank line, then it)
+    dev = _conll(tmp_path / "dev.conll", [train[1][:2], [train[0][0], odd]])
+    code, err = run_in_process(capsys, ["train", "tagging", "--data", train_path,
+                                        "--validation", dev, "--out", tmp_path / "r"])
+    assert_one_clear_error(code, err, "dev.conll:4", "token 2 of the sentence", *needles)
+
 def test_non_utf8_bytes(capsys, tmp_path):
     path = tmp_path / "latin.csv"
     path.write_bytes(b"text,label\ngood,pos\nna\xefve,neg\n")

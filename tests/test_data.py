@@ -211,7 +211,8 @@ def test_hub_dataset_class_labels_are_mapped_to_names(monkeypatch):
     splits = data.load_classification_splits(cfg, seed=0)
     assert calls == [("someone/reviews", None)]
     assert data.labels(splits["train"]) == ["pos", "neg", "pos", "neg"]
-    assert data.texts(splits["validation"]) == ["nice"] and data.labels(splits["validation"]) == ["pos"]
+    assert data.texts(splits["validation"]) == ["nice"]
+    assert data.labels(splits["validation"]) == ["pos"]
     assert splits["train"].items[1].where == "hub:someone/reviews[train]:2"
 
 

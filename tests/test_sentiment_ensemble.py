@@ -17,8 +17,8 @@ TEXTS = ["the food was great", "服务太慢", "the service was slow, but the fo
 
 
 def _train(tmp_path, tiny_sentiment, name, *settings, resume=False):
-    return train_tiny_sentiment(tmp_path, tiny_sentiment, name, "--set", "train.epochs=1", *settings,
-                                resume=resume)
+    return train_tiny_sentiment(tmp_path, tiny_sentiment, name, "--set", "train.epochs=1",
+                                *settings, resume=resume)
 
 
 def _member(run, k):

@@ -4,7 +4,8 @@ import random
 
 import pytest
 
-from elman.tasks.tagging.schemes import bio_spans, detect_scheme, from_bio, normalize_scheme, repair_bio, split_tag, to_bio, validate_bio
+from elman.tasks.tagging.schemes import (bio_spans, detect_scheme, from_bio, normalize_scheme,
+                                         repair_bio, split_tag, to_bio, validate_bio)
 
 # The same sentence in each scheme: "John Smith | Paris | Lyon Berlin(LOC,LOC adjacent) | x | Bob".
 BIO = ["B-PER", "I-PER", "O", "B-LOC", "B-LOC", "I-LOC", "O", "B-PER"]

@@ -4,7 +4,8 @@ import pytest
 import tensorflow as tf
 
 from elman.config import TokenizerConfig
-from elman.text.tokenize import CharIds, TextTokenizer, fit_char_ids, fit_vocabulary, split_all, token_stats
+from elman.text.tokenize import (CharIds, TextTokenizer, fit_char_ids, fit_vocabulary, split_all,
+                                 token_stats)
 
 
 def split(text, **kwargs):

@@ -62,8 +62,8 @@ def test_ema_is_what_validation_and_the_returned_model_use(tmp_path, monkeypatch
                               learning_rate=0.05, monitor="val_loss", max_minutes=0.0)
     recorder = Recorder()
     _with_callback(monkeypatch, recorder)
-    result = fit(_builder(cfg), features, labels, lengths, validation, cfg, tmp_path, log=lambda m: None,
-                 tensorboard=False)
+    result = fit(_builder(cfg), features, labels, lengths, validation, cfg, tmp_path,
+                 log=lambda m: None, tensorboard=False)
     steps_per_epoch = len(recorder.steps) // cfg.epochs
     # An independent EMA of the recorded raw weights (the first step starts the average).
     averages, history = None, []

@@ -7,8 +7,9 @@ running side by side: `elman serve --max-batch 64` (batching on) and `--max-batc
 so the clients never share the server's interpreter lock.
 Every answer is compared with the single-request answer (the text sent alone before
 the load starts): labels, tokens, tags and entities must be equal, numbers equal within
-`TOLERANCE` (a merged batch sums float32 products in another order); the report gives requests/s and p50/p99 latency per setting and the
-batching speedup. Target: with 64 clients, batching on gives >= 5x the requests/s.
+`TOLERANCE` (a merged batch sums float32 products in another order); the report gives
+requests/s and p50/p99 latency per setting and the batching speedup. Target: with 64
+clients, batching on gives >= 5x the requests/s.
 
 Nothing here is a test: `elman bench` runs it (not with --quick) against the demo runs
 (`make demo`), or against tiny toy runs it trains when those are absent.

@@ -35,8 +35,8 @@ def graph_mode(model):
 
 def fit_each_epoch(model, datasets, start, cfg, validation, callbacks):
     """Trains epochs start, start + 1, ... with `cfg.steps_per_execution` steps a call,
-    one `fit` per epoch on that epoch's dataset alone (`datasets`, an iterable of one per epoch): on one
-    dataset holding every epoch, Keras' last call of an epoch would take the next
+    one `fit` per epoch on that epoch's dataset alone (`datasets`, an iterable of one per
+    epoch): on one dataset holding every epoch, Keras' last call of an epoch would take the next
     epoch's first batches, and `--resume`, which starts at an epoch boundary, would
     differ from a straight run."""
     from elman.core.train import progress_mode

@@ -225,9 +225,10 @@ def _decide_scheme(data, source, loaded=None, split=None):
     Returns None for free tags (POS): CoNLL-U files, `scheme = "none"`, or `auto`
     on a training split whose tags are not all `O` / `B-`, `I-`, `M-`, `E-`, `S-` +
     type, unless they are IO tags (`schemes.io_like`: bare types, `O` on half the
-    tokens or more), which give "IO". Otherwise `auto` is the simplest scheme that fits the training split and
-    the validation and test files together (`schemes.detect_scheme`), so that a
-    test file with the `S-` singles train happens to lack is read too.
+    tokens or more), which give "IO". Otherwise `auto` is the simplest scheme that fits
+    the training split and the validation and test files together
+    (`schemes.detect_scheme`), so that a test file with the `S-` singles train happens to
+    lack is read too.
     """
     if format_of(data, source) == "conllu":
         return None
@@ -352,6 +353,7 @@ def check_known_tags(splits, tags, entity):
         entity: bool, whether the tags are entity tags.
     """
     known = set(tags)
+    shown_known = sorted({t[2:] for t in known if t != "O"} if entity else known)
     for name in ("validation", "test"):
         split = splits.get(name)
         if split is None:
@@ -364,8 +366,9 @@ def check_known_tags(splits, tags, entity):
                     what = "entity type" if entity else "tag"
                     raise UserError(f"{what} '{shown}' (token {position + 1} of the sentence "
                                     f"starting here) never appears in the training "
-                                    f"data ({name} split), so the model cannot learn it",
-                                    path=path, line=line)
+                                    f"data ({name} split; train {what}s: "
+                                    f"{', '.join(shown_known)}), so the model cannot "
+                                    "learn it", path=path, line=line)
 
 
 def evaluation_data(data, path, overrides, column_settings):

@@ -17,10 +17,11 @@ that nothing skipped goes unreported: `sentences`, `tokens`, `docstart_lines`,
 token), `span_records`, `tokens_split_at_entity_edges`, `duplicate_spans` and
 `overlapping_spans` (JSON records of raw text with entity spans, see
 `json_records.read_jsonl`), `other_annotations` (a Label Studio task's annotations
-after the first), `rejected_records` (Prodigy records answered reject or ignore), `space_characters` (spaces of a raw text tagged per character, which
-are no tokens), `word_positions_removed` (tokens of Weibo NER's `口0 腔1` layout whose
-word position was removed, see `read_conll`), `tags_in_first_column` (1 when a two-column
-file was read tag first) and `scheme` (the scheme read).
+after the first), `rejected_records` (Prodigy records answered reject or ignore),
+`space_characters` (spaces of a raw text tagged per character, which are no tokens),
+`word_positions_removed` (tokens of Weibo NER's `口0 腔1` layout whose word position was
+removed, see `read_conll`), `tags_in_first_column` (1 when a two-column file was read tag
+first) and `scheme` (the scheme read).
 
 Example:
 
