@@ -92,7 +92,7 @@ def test_the_taggers_training_loss_is_the_tagging_loss_plus_the_weighted_objecti
     tags = np.array([[1, 2, 0, 3, 0], [2, 0, 0, 0, 0], [1, 1, 0, 0, 0]], np.int32)
     plain = float(model.compute_loss(WORDS, tags, model(WORDS, training=False)))
     trained = float(model.compute_loss(WORDS, tags, model(WORDS, training=True)))
-    states = keras.Model(model.inputs, model.get_layer("encoder").output)(WORDS)
+    states = keras.Model(model.inputs[0], model.get_layer("encoder").output)(WORDS)
     objective = numpy_objective(model.get_layer("neighbour_words"), np.asarray(states), WORDS)
     assert objective > 0.5  # untrained: close to log(6) a direction
     assert trained == pytest.approx(plain + 0.3 * objective, rel=1e-5)
@@ -173,7 +173,7 @@ def test_the_classifiers_training_loss_is_its_loss_plus_the_weighted_objective(l
     labels = np.array([1, 0, 1], np.int32)
     plain = float(model.compute_loss(WORDS, labels, model(WORDS, training=False)))
     trained = float(model.compute_loss(WORDS, labels, model(WORDS, training=True)))
-    states = keras.Model(model.inputs, model.get_layer("encoder").output)(WORDS)
+    states = keras.Model(model.inputs[0], model.get_layer("encoder").output)(WORDS)
     objective = numpy_objective(model.get_layer("neighbour_words"), np.asarray(states), WORDS)
     assert trained == pytest.approx(plain + 0.4 * objective, rel=1e-5)
     with pytest.raises(ValueError, match="pooling other than 'last'"):
@@ -229,8 +229,8 @@ def test_with_two_layers_the_objective_reads_the_first_which_cannot_see_the_word
     model = _stacked_tagger(0.3)
     assert model.get_layer("encoder").num_layers == 1
     assert model.get_layer("upper_encoder").num_layers == 1
-    first = keras.Model(model.inputs, model.get_layer("encoder").output)
-    upper = keras.Model(model.inputs, model.get_layer("upper_encoder").output)
+    first = keras.Model(model.inputs[0], model.get_layer("encoder").output)
+    upper = keras.Model(model.inputs[0], model.get_layer("upper_encoder").output)
     changed = WORDS.copy()
     changed[0, 2] = 3  # the third word of the first sentence
     a, b = np.asarray(first(WORDS)), np.asarray(first(changed))
