@@ -392,6 +392,9 @@ def presets(task):
     return out
 
 
+_SENTENCE_END = re.compile(r"(?<![.\s])\.(?=\s|$)")  # a full stop, not an ellipsis's dots
+
+
 def _description(path):
     """The first sentence of the comment block that opens the file (its lines joined)."""
     lines = []
@@ -403,6 +406,3 @@ def _description(path):
     text = " ".join(part for part in lines if part)
     end = _SENTENCE_END.search(text)
     return text[:end.start() + 1] if end else text
-
-
-_SENTENCE_END = re.compile(r"(?<![.\s])\.(?=\s|$)")  # a full stop, not an ellipsis's dots

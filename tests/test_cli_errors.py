@@ -86,7 +86,6 @@ def test_label_in_test_never_seen_in_train(capsys, tiny_sentiment, tmp_path):
     assert_one_clear_error(code, err, "odd.csv:3", "label 'neutral' never appears")
 
 
-
 def _conll(path, sentences):
     """Writes `token tag` lines, a blank line after each sentence; returns the path."""
     path.write_text("".join("".join(f"{w} {t}\n" for w, t in s) + "\n" for s in sentences),
@@ -110,6 +109,7 @@ def test_a_tag_in_validation_never_seen_in_train_names_the_train_tags(capsys, tm
     code, err = run_in_process(capsys, ["train", "tagging", "--data", train_path,
                                         "--validation", dev, "--out", tmp_path / "r"])
     assert_one_clear_error(code, err, "dev.conll:4", "token 2 of the sentence", *needles)
+
 
 def test_non_utf8_bytes(capsys, tmp_path):
     path = tmp_path / "latin.csv"
